@@ -1,0 +1,50 @@
+# deltalog — the README's commands. Everything installs from nothing: a venv, the Maven build
+# of the engine jar, the Python package (with the jar bundled inside it).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+MVN := mvn -B -ntp
+JAR_NAME := deltalog-spark_2.13-0.1.0.jar
+export SPARK_LOCAL_IP := 127.0.0.1
+export PYSPARK_PYTHON := $(abspath $(PY))
+
+.PHONY: setup jar jar-tested install demo test test-scala test-python clean
+
+$(VENV)/.deps: python/requirements-dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r python/requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.deps
+
+# Build the engine jar without running its tests (demo path).
+jar:
+	$(MVN) -q -DskipTests package
+	mkdir -p python/deltalog/jars && rm -f python/deltalog/jars/*.jar
+	cp target/$(JAR_NAME) python/deltalog/jars/
+
+# Build the jar and run every JVM test (Surefire); fails on any failing test.
+jar-tested:
+	$(MVN) package
+	mkdir -p python/deltalog/jars && rm -f python/deltalog/jars/*.jar
+	cp target/$(JAR_NAME) python/deltalog/jars/
+
+# A real (non-editable) install, as a user gets it from a wheel.
+install: setup
+	$(PIP) install -q --no-deps --force-reinstall ./python
+
+demo: setup jar install
+	$(PY) -m deltalog.demo
+
+test-scala: jar-tested
+
+test-python: setup
+	$(PY) -m pytest tests -q -p no:cacheprovider
+
+test: setup jar-tested install test-python
+
+clean:
+	rm -rf target target-* python/build python/*.egg-info python/deltalog/jars/*.jar

@@ -1,0 +1,119 @@
+"""`make demo`: what deltalog can do so far, on an embedded local Spark.
+
+1. start a local SparkSession configured by ``configure_spark_with_deltalog``;
+2. build a table's metadata and derive its protocol, in Python and on the JVM engine, and show
+   they agree;
+3. upgrade the protocol (versions, then explicit features) and drop a feature;
+4. show the feature registry and which clients-side checks pass;
+5. print the JSON actions of the first commit such a table would get.
+
+Run: ``python -m deltalog.demo``
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+
+from deltalog.actions import AddFile, CommitInfo, Format, Metadata, encodePath, parseActions, serializeActions
+from deltalog.exceptions import DeltalogError
+from deltalog.features import TableFeatures
+from deltalog.protocol import Protocol
+
+
+def _schema() -> str:
+    fields = [
+        {"name": "id", "type": "long", "nullable": False, "metadata": {}},
+        {"name": "city", "type": "string", "nullable": True, "metadata": {}},
+        {"name": "event_time", "type": "timestamp_ntz", "nullable": True, "metadata": {}},
+    ]
+    return json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"))
+
+
+def _title(text: str) -> None:
+    print("\n" + text + "\n" + "-" * len(text))
+
+
+def main() -> None:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    from deltalog import configure_spark_with_deltalog
+
+    _title("1. Local Spark with deltalog")
+    builder = (SparkSession.builder.master("local[2]").appName("deltalog-demo")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2"))
+    spark = configure_spark_with_deltalog(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    api = spark._jvm.io.deltalog.api.ProtocolApi
+    print(f"Spark {spark.version}; extensions = {spark.conf.get('spark.sql.extensions')}")
+
+    _title("2. Protocol for a new table, from its metadata")
+    configuration = {"delta.enableChangeDataFeed": "true", "delta.enableDeletionVectors": "true",
+                     "delta.checkpointInterval": "20"}
+    metadata = Metadata(id=str(uuid.uuid4()), schemaString=_schema(), format=Format(),
+                        partitionColumns=["city"], configuration=configuration,
+                        createdTime=int(time.time() * 1000))
+    py = Protocol.forNewTable(metadata)
+    jvm = Protocol.fromJsonDict(json.loads(api.forNewTable(json.dumps(configuration), _schema(), "{}")))
+    print("metadata:", json.dumps(configuration), "+ NOT NULL id + a timestamp_ntz column")
+    print("Python  :", py.simpleString)
+    print("JVM     :", jvm.simpleString)
+    print("agree   :", py == jvm)
+    plain = Protocol.forNewTable({"configuration": {}})
+    print("a plain table gets", plain.simpleString, "(delta-spark's default)")
+
+    _title("3. Upgrades and drops")
+    steps = [
+        ("upgradeTableProtocol(1, 3)", lambda p: p.upgradeTableProtocol(1, 3)),
+        ("upgradeTableProtocol(1, 2)  -- never downgrades", lambda p: p.upgradeTableProtocol(1, 2)),
+        ("addFeatureSupport('rowTracking')", lambda p: p.addFeatureSupport("rowTracking")),
+        ("addFeatureSupport('deletionVectors')", lambda p: p.addFeatureSupport("deletionVectors")),
+        ("dropFeatureSupport('domainMetadata')", lambda p: p.dropFeatureSupport("domainMetadata")),
+        ("dropFeatureSupport('rowTracking')", lambda p: p.dropFeatureSupport("rowTracking")),
+        ("dropFeatureSupport('deletionVectors')", lambda p: p.dropFeatureSupport("deletionVectors")),
+    ]
+    p = plain
+    print(f"{'start':52} {p.simpleString}")
+    for label, step in steps:
+        try:
+            p = step(p)
+            print(f"{label:52} {p.simpleString}")
+        except DeltalogError as e:
+            print(f"{label:52} refused: {e.errorClass}")
+
+    _title("4. The feature registry (first 12 of %d)" % len(TableFeatures.all()))
+    print(f"{'feature':22} {'type':14} {'legacy':7} {'min (r,w)':10} {'droppable':9} requires")
+    for f in TableFeatures.all()[:12]:
+        kind = "reader-writer" if f.isReaderWriterFeature else "writer-only"
+        print(f"{f.name:22} {kind:14} {str(f.isLegacyFeature):7} {str((f.minReaderVersion, f.minWriterVersion)):10} "
+              f"{str(f.isRemovable):9} {', '.join(f.requiredFeatureNames) or '-'}")
+    for table in (py, Protocol.fromJsonDict({"minReaderVersion": 3, "minWriterVersion": 7,
+                                              "readerFeatures": ["futureFeature"],
+                                              "writerFeatures": ["futureFeature"]})):
+        try:
+            table.checkCanRead(table="demo")
+            print(f"deltalog can read a table with protocol {table.simpleString}")
+        except DeltalogError as e:
+            print(f"read check refused {table.simpleString}: {e.errorClass}")
+
+    _title("5. The first commit of this table, as JSON actions")
+    add = AddFile(path=encodePath("city=New York/part-00000-demo.c000.snappy.parquet"),
+                  partitionValues={"city": "New York"}, size=1024,
+                  modificationTime=metadata.createdTime or 0, dataChange=True,
+                  stats=json.dumps({"numRecords": 3}))
+    commit = [CommitInfo.of(timestamp=metadata.createdTime, operation="CREATE TABLE",
+                            operationParameters={"partitionBy": "[\"city\"]"},
+                            isolationLevel="Serializable", isBlindAppend=True,
+                            engineInfo="deltalog/0.1.0"),
+              py, metadata, add]
+    text = serializeActions(commit)
+    print(text, end="")
+    again = serializeActions(parseActions(text, file="00000000000000000000.json"))
+    print("parse -> serialize round trip identical:", again == text)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

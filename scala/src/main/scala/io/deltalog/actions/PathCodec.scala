@@ -1,0 +1,117 @@
+package io.deltalog.actions
+
+import java.nio.ByteBuffer
+import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCharsets}
+
+/**
+ * URI encoding of file paths stored in actions (`add.path`, `remove.path`, `cdc.path`,
+ * `sidecar.path`, DV `p` paths), matching what delta-spark writes.
+ *
+ * A string starting with a URI scheme (`^[A-Za-z][A-Za-z0-9+.-]*:/`) is an absolute URI and is
+ * left unchanged by [[encodePath]]. A relative path is percent-encoded (UTF-8, uppercase hex)
+ * except ASCII letters and digits, `-_.!~*'()` and `;@&=+$,/`. `:` is encoded (`%3A`). Non-ASCII
+ * characters stay literal, as `java.net.URI` leaves them, unless they are whitespace or control
+ * characters.
+ */
+object PathCodec {
+  private val SchemePattern = java.util.regex.Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*:/")
+  private val Hex = "0123456789ABCDEF"
+
+  private val AsciiAllowed: Array[Boolean] = {
+    val a = new Array[Boolean](128)
+    ('a' to 'z').foreach(c => a(c) = true)
+    ('A' to 'Z').foreach(c => a(c) = true)
+    ('0' to '9').foreach(c => a(c) = true)
+    "-_.!~*'();@&=+$,/".foreach(c => a(c) = true)
+    a
+  }
+
+  /** True when `path` starts with a URI scheme followed by `:/`. */
+  def isAbsolute(path: String): Boolean = SchemePattern.matcher(path).lookingAt()
+
+  private def keepLiteral(cp: Int): Boolean =
+    if (cp < 128) AsciiAllowed(cp)
+    else !(Character.isISOControl(cp) || Character.isSpaceChar(cp) || Character.isWhitespace(cp) ||
+      Character.getType(cp) == Character.SURROGATE)
+
+  /** Encodes a raw (decoded) relative path; absolute URIs are returned unchanged. */
+  def encodePath(path: String): String = {
+    if (isAbsolute(path)) return path
+    var i = 0
+    // Fast path: nothing to encode.
+    while (i < path.length && path.charAt(i) < 128 && AsciiAllowed(path.charAt(i))) i += 1
+    if (i == path.length) return path
+    val sb = new java.lang.StringBuilder(path.length + 16)
+    sb.append(path, 0, i)
+    while (i < path.length) {
+      val cp = path.codePointAt(i)
+      val n = Character.charCount(cp)
+      if (keepLiteral(cp)) sb.appendCodePoint(cp)
+      else {
+        val bytes = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8)
+        bytes.foreach { b =>
+          sb.append('%').append(Hex.charAt((b >> 4) & 0xf)).append(Hex.charAt(b & 0xf))
+        }
+      }
+      i += n
+    }
+    sb.toString
+  }
+
+  private def hexValue(c: Char): Int =
+    if (c >= '0' && c <= '9') c - '0'
+    else if (c >= 'a' && c <= 'f') c - 'a' + 10
+    else if (c >= 'A' && c <= 'F') c - 'A' + 10
+    else -1
+
+  /**
+   * Percent-decodes (UTF-8) a stored path or URI. `+` is left as is.
+   *
+   * @throws IllegalArgumentException on a malformed `%` escape or escapes that are not valid UTF-8
+   */
+  def decodePath(uri: String): String = {
+    val first = uri.indexOf('%')
+    if (first < 0) return uri
+    val sb = new java.lang.StringBuilder(uri.length)
+    sb.append(uri, 0, first)
+    var i = first
+    while (i < uri.length) {
+      val c = uri.charAt(i)
+      if (c != '%') { sb.append(c); i += 1 }
+      else {
+        // Collect a run of consecutive escapes and decode them together as UTF-8.
+        val buf = ByteBuffer.allocate((uri.length - i) / 3 + 1)
+        while (i < uri.length && uri.charAt(i) == '%') {
+          if (i + 2 >= uri.length) {
+            throw new IllegalArgumentException(s"malformed percent-escape at index $i in path '$uri'")
+          }
+          val hi = hexValue(uri.charAt(i + 1))
+          val lo = hexValue(uri.charAt(i + 2))
+          if (hi < 0 || lo < 0) {
+            throw new IllegalArgumentException(s"malformed percent-escape at index $i in path '$uri'")
+          }
+          buf.put(((hi << 4) | lo).toByte)
+          i += 3
+        }
+        buf.flip()
+        try {
+          sb.append(StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT)
+            .decode(buf))
+        } catch {
+          case e: CharacterCodingException =>
+            throw new IllegalArgumentException(s"percent-escapes are not valid UTF-8 in path '$uri'", e)
+        }
+      }
+    }
+    sb.toString
+  }
+
+  /**
+   * A key under which equal paths compare equal regardless of how they were escaped: for a
+   * relative path `encodePath(decodePath(path))`, an absolute URI unchanged.
+   */
+  def canonicalPathKey(path: String): String =
+    if (isAbsolute(path)) path else encodePath(decodePath(path))
+}

@@ -1,0 +1,54 @@
+package io.deltalog.protocol
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.JsonNode
+
+/**
+ * What a Delta client implements: the highest protocol versions it understands and the features
+ * it can read (`readerFeatures`) and write (`writerFeatures`). Used by `Protocol.checkCanRead` /
+ * `Protocol.checkCanWrite`.
+ */
+case class ClientCapabilities(
+    maxReaderVersion: Int,
+    maxWriterVersion: Int,
+    readerFeatures: Set[String],
+    writerFeatures: Set[String])
+
+object ClientCapabilities {
+  private val legacy: Set[String] = TableFeature.legacy.map(_.name).toSet
+
+  private val readAndWrite: Set[String] = legacy ++ Set(
+    "deletionVectors", "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck", "domainMetadata",
+    "rowTracking", "inCommitTimestamp", "checkpointProtection", "clustering", "allowColumnDefaults")
+
+  /**
+   * What this version of deltalog supports. NOTE: this is the current state of the engine; later
+   * issues adjust these sets as features gain read or write support (e.g. writing type widening,
+   * variant, IcebergCompat). Keep it in sync with python/deltalog/protocol.py.
+   */
+  val deltalog: ClientCapabilities = ClientCapabilities(
+    maxReaderVersion = 3,
+    maxWriterVersion = 7,
+    // Reading also covers features whose data Spark 4.2 reads natively (variants, shredding,
+    // geometry) and catalog-managed tables through their published commits.
+    readerFeatures = readAndWrite ++ Set("typeWidening", "typeWidening-preview", "variantType",
+      "variantType-preview", "variantShredding", "variantShredding-preview", "geospatial", "geospatial-dev",
+      "catalogManaged", "icebergCompatV1", "icebergCompatV2", "collations", "collations-preview",
+      "materializePartitionColumns"),
+    writerFeatures = readAndWrite)
+
+  /**
+   * `{"maxReaderVersion", "maxWriterVersion", "readerFeatures", "writerFeatures"}`; missing versions
+   * default to (3, 7) and missing lists to empty.
+   */
+  def fromJsonNode(node: JsonNode): ClientCapabilities = {
+    def int(name: String, default: Int): Int =
+      Option(node.get(name)).filterNot(_.isNull).map(_.asInt(default)).getOrElse(default)
+    def names(name: String): Set[String] =
+      Option(node.get(name)).filter(_.isArray).map(_.elements().asScala.map(_.asText()).toSet)
+        .getOrElse(Set.empty)
+    ClientCapabilities(int("maxReaderVersion", 3), int("maxWriterVersion", 7),
+      names("readerFeatures"), names("writerFeatures"))
+  }
+}

@@ -1,0 +1,30 @@
+package io.deltalog.spark
+
+import org.apache.spark.sql.SparkSessionExtensions
+
+/**
+ * Entry point named in `spark.sql.extensions`. Spark instantiates it once per session and
+ * hands it the extension points; deltalog's SQL statements (DESCRIBE PROTOCOL, ALTER ... FEATURE,
+ * VACUUM, ...) and analysis rules are registered here as they are built. For now it checks that
+ * the running Spark is one deltalog was built for, so a mismatch fails at session start with a
+ * clear message instead of an obscure linkage error later.
+ */
+class DeltalogSparkSessionExtension extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit = {
+    SparkVersionCheck.assertSupported(org.apache.spark.SPARK_VERSION)
+  }
+}
+
+/** Which Spark versions this build of deltalog runs on. */
+object SparkVersionCheck {
+  val supportedMajorMinor: Seq[String] = Seq("4.2")
+
+  def assertSupported(sparkVersion: String): Unit = {
+    val majorMinor = sparkVersion.split('.').take(2).mkString(".")
+    if (!supportedMajorMinor.contains(majorMinor)) {
+      throw new IllegalStateException(
+        s"deltalog ${io.deltalog.VERSION} is built for Spark ${supportedMajorMinor.mkString(", ")}" +
+          s" but this session runs Spark $sparkVersion; install the deltalog build for your Spark.")
+    }
+  }
+}

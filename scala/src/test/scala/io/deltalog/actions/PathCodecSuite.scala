@@ -1,0 +1,56 @@
+package io.deltalog.actions
+
+import org.junit.jupiter.api.Assertions._
+import org.junit.jupiter.api.Test
+
+class PathCodecSuite {
+  private def check(raw: String, encoded: String): Unit = {
+    assertEquals(encoded, PathCodec.encodePath(raw), s"encode($raw)")
+    assertEquals(raw, PathCodec.decodePath(encoded), s"decode($encoded)")
+  }
+
+  @Test def relativePaths(): Unit = {
+    check("part-00000-abc.c000.snappy.parquet", "part-00000-abc.c000.snappy.parquet")
+    check("city=New York/f.parquet", "city=New%20York/f.parquet")
+    check("a%b", "a%25b")
+    check("t=17%3A01%3A00/f", "t=17%253A01%253A00/f")
+    check("t=17:01:00/f", "t=17%3A01%3A00/f")
+    check("x-_.!~*'();@&=+$,/y", "x-_.!~*'();@&=+$,/y")
+    check("a#b?c[d]e{f}g\"h<i>j\\k^l`m|n", "a%23b%3Fc%5Bd%5De%7Bf%7Dg%22h%3Ci%3Ej%5Ck%5El%60m%7Cn")
+    check("ünïcødé/日本/😀", "ünïcødé/日本/😀")
+    check("tab\there\nnl", "tab%09here%0Anl")
+    check("nbsp\u00a0x\u2003y\u0085z", "nbsp%C2%A0x%E2%80%83y%C2%85z")
+    check("", "")
+  }
+
+  @Test def absoluteUrisAreUnchangedByEncode(): Unit = {
+    Seq("s3://bucket/a b/c", "file:/tmp/x y", "abfss://c@acct.dfs.core.windows.net/p", "hdfs://nn:8020/p%20q")
+      .foreach(p => assertEquals(p, PathCodec.encodePath(p)))
+    assertTrue(PathCodec.isAbsolute("s3a://b/k"))
+    assertFalse(PathCodec.isAbsolute("c:d"))
+    assertFalse(PathCodec.isAbsolute("1s://x"))
+    assertEquals("s3://b/a b", PathCodec.decodePath("s3://b/a%20b"))
+  }
+
+  @Test def decodeIsLenientOnLowercaseAndKeepsPlus(): Unit = {
+    assertEquals("a:b", PathCodec.decodePath("a%3ab"))
+    assertEquals("a+b", PathCodec.decodePath("a+b"))
+    assertEquals("é", PathCodec.decodePath("%C3%A9"))
+  }
+
+  @Test def malformedEscapes(): Unit = {
+    Seq("a%", "a%2", "a%zz", "%C3", "%FF%FE").foreach { p =>
+      val e = assertThrows(classOf[IllegalArgumentException], () => { PathCodec.decodePath(p); () }, p)
+      assertTrue(e.getMessage.contains(s"'$p'"), e.getMessage)
+    }
+  }
+
+  @Test def canonicalKeys(): Unit = {
+    assertEquals("a%20b", PathCodec.canonicalPathKey("a%20b"))
+    assertEquals("a%20b", PathCodec.canonicalPathKey("a b"))
+    assertEquals("a%3Ab", PathCodec.canonicalPathKey("a%3ab"))
+    assertEquals("a%3Ab", PathCodec.canonicalPathKey("a:b"))
+    assertEquals("s3://b/a b", PathCodec.canonicalPathKey("s3://b/a b"))
+    assertEquals(AddFile("a b", Map.empty, 1L, 1L).logicalFileKey, RemoveFile("a%20b").logicalFileKey)
+  }
+}

@@ -1,0 +1,28 @@
+"""Shared fixtures: one SparkSession for the whole run (sessions cost 10-15 s to start)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+VECTORS = REPO_ROOT / "tests" / "vectors"
+CONFORMANCE = (REPO_ROOT / ".." / "shared" / "conformance").resolve()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    from deltalog import configure_spark_with_deltalog
+
+    builder = (SparkSession.builder.master("local[2]").appName("deltalog-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.driver.host", "127.0.0.1"))
+    session = configure_spark_with_deltalog(builder).getOrCreate()
+    yield session
+    session.stop()
