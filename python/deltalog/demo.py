@@ -102,7 +102,7 @@ def main() -> None:
     add = AddFile(path=encodePath("city=New York/part-00000-demo.c000.snappy.parquet"),
                   partitionValues={"city": "New York"}, size=1024,
                   modificationTime=metadata.createdTime or 0, dataChange=True,
-                  stats=json.dumps({"numRecords": 3}))
+                  stats=json.dumps({"numRecords": 3}, separators=(",", ":")))
     commit = [CommitInfo.of(timestamp=metadata.createdTime, operation="CREATE TABLE",
                             operationParameters={"partitionBy": "[\"city\"]"},
                             isolationLevel="Serializable", isBlindAppend=True,
