@@ -72,3 +72,41 @@ class UnsupportedTableFeatureError(DeltalogError):
 
 class DeltalogAssertionError(DeltalogError, AssertionError):
     """The seed's assertions, e.g. protocol properties left in the table configuration."""
+
+
+class TableNotFoundError(DeltalogError):
+    """The path holds no Delta table."""
+
+
+class VersionNotContiguousError(DeltalogError):
+    """Commits between the checkpoint and the target version are missing."""
+
+
+class VersionNotFoundError(DeltalogError):
+    """A requested version does not exist (cleaned up, or not written yet)."""
+
+
+class TimestampOutOfRangeError(DeltalogError):
+    """A requested timestamp is before the first or after the last commit."""
+
+
+class StateRecoverError(DeltalogError):
+    """Replay finished without a protocol or a metadata action."""
+
+
+class CorruptLogFileError(DeltalogError):
+    """A log file exists but cannot be read."""
+
+
+# errorClass -> Python class, used to re-raise JVM errors with the same type.
+ERROR_CLASSES = {
+    "DELTA_MALFORMED_LOG_LINE": ActionParseError,
+    "DELTA_TABLE_NOT_FOUND": TableNotFoundError,
+    "DELTA_VERSIONS_NOT_CONTIGUOUS": VersionNotContiguousError,
+    "DELTA_VERSION_NOT_FOUND": VersionNotFoundError,
+    "DELTA_TIMESTAMP_OUT_OF_RANGE": TimestampOutOfRangeError,
+    "DELTA_STATE_RECOVER_ERROR": StateRecoverError,
+    "DELTA_CORRUPT_LOG_FILE": CorruptLogFileError,
+    "DELTA_UNSUPPORTED_FEATURES_FOR_READ": UnsupportedTableFeatureError,
+    "DELTA_UNSUPPORTED_FEATURES_FOR_WRITE": UnsupportedTableFeatureError,
+}

@@ -55,3 +55,36 @@ class UnsupportedTableFeatureException(
  */
 class DeltalogAssertionError(val errorClass: String, message: String)
   extends AssertionError(message)
+
+/** The path holds no Delta table (no `_delta_log`, or no commit / checkpoint in it). */
+class TableNotFoundException(val table: String, detail: String)
+  extends DeltalogException("DELTA_TABLE_NOT_FOUND",
+    s"$table is not a Delta table: $detail. Check the path, or create the table first.")
+
+/** Commits between the checkpoint and the target version are missing. */
+class VersionNotContiguousException(val table: String, val missingVersions: Seq[Long])
+  extends DeltalogException("DELTA_VERSIONS_NOT_CONTIGUOUS",
+    s"Table $table: the log is missing commit file(s) for version(s) " +
+      s"${missingVersions.take(20).mkString(", ")}${if (missingVersions.size > 20) ", ..." else ""}. " +
+      "The log is damaged (files deleted by hand or a failed copy); restore them from a backup.")
+
+/** A requested version does not exist (cleaned up, or not written yet). */
+class VersionNotFoundException(val table: String, val requested: Long, val earliest: Long, val latest: Long)
+  extends DeltalogException("DELTA_VERSION_NOT_FOUND",
+    s"Table $table has no version $requested: available versions are $earliest to $latest.")
+
+/** A requested timestamp is before the first or after the last commit. */
+class TimestampOutOfRangeException(val table: String, val requestedMs: Long, val earliestMs: Long, val latestMs: Long)
+  extends DeltalogException("DELTA_TIMESTAMP_OUT_OF_RANGE",
+    s"Table $table has no version at timestamp ${java.time.Instant.ofEpochMilli(requestedMs)}: commits " +
+      s"span ${java.time.Instant.ofEpochMilli(earliestMs)} to ${java.time.Instant.ofEpochMilli(latestMs)}.")
+
+/** Replay finished without a protocol or a metadata action. */
+class StateRecoverException(val table: String, val version: Long, detail: String)
+  extends DeltalogException("DELTA_STATE_RECOVER_ERROR",
+    s"Table $table at version $version cannot be reconstructed: $detail.")
+
+/** A log file exists but cannot be read (truncated Parquet, bad UTF-8, missing sidecar, ...). */
+class CorruptLogFileException(val file: String, detail: String, cause: Throwable = null)
+  extends DeltalogException("DELTA_CORRUPT_LOG_FILE",
+    s"Log file $file is corrupt: $detail. Restore it from a backup or remove the damaged checkpoint.", cause)
