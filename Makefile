@@ -10,7 +10,7 @@ JAR_NAME := deltalog-spark_2.13-0.1.0.jar
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: setup jar jar-tested install demo test test-scala test-python clean
+.PHONY: setup jar jar-tested install demo test test-scala test-python bench clean
 
 $(VENV)/.deps: python/requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,3 +48,7 @@ test: setup jar-tested install test-python
 
 clean:
 	rm -rf target target-* python/build python/*.egg-info python/deltalog/jars/*.jar
+
+# Side-by-side benchmarks (deltalog vs delta-rs); writes benchmarks/RESULTS.md. Not part of `make test`.
+bench: setup jar install
+	$(PY) benchmarks/run.py --quick --out benchmarks/RESULTS.md

@@ -47,7 +47,14 @@ class UnsupportedTableFeatureException(
   extends DeltalogException(
     if (access == "read") "DELTA_UNSUPPORTED_FEATURES_FOR_READ"
     else "DELTA_UNSUPPORTED_FEATURES_FOR_WRITE",
-    message)
+    message) {
+  /** For py4j callers. */
+  def unsupportedFeaturesJava: java.util.List[String] = {
+    val l = new java.util.ArrayList[String]()
+    unsupportedFeatures.foreach(l.add)
+    l
+  }
+}
 
 /**
  * The seed's assertions ("Should not have the protocol version (delta.minReaderVersion) as part

@@ -1,0 +1,203 @@
+"""``DeltaTable``: a Delta table read through the deltalog engine (JVM, via py4j).
+
+Mirrors delta-spark's ``DeltaTable.forPath`` and the JVM's ``io.deltalog.api.TableApi``::
+
+    from deltalog.tables import DeltaTable
+    dt = DeltaTable.forPath(spark, "/data/events")
+    dt.version(), dt.protocol().simpleString, dt.schema()
+    dt.files()                                   # live files as a Spark DataFrame
+    DeltaTable.forPath(spark, "/data/events", version=3)            # time travel
+    DeltaTable.forPath(spark, "/data/events", timestamp="2024-05-01 12:00:00")
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Union
+
+from deltalog._jvm import jvm
+from deltalog.actions import DomainMetadata, Metadata, SetTransaction
+from deltalog.exceptions import ERROR_CLASSES, DeltalogError, StateRecoverError, UnsupportedTableFeatureError
+from deltalog.protocol import Protocol
+
+TimestampLike = Union[int, float, str, _dt.datetime, _dt.date]
+
+
+def _timestamp_ms(ts: TimestampLike) -> int:
+    """Milliseconds since the epoch. Naive datetimes and strings are read as UTC."""
+    if isinstance(ts, bool):
+        raise TypeError("timestamp must be a datetime, a date, an ISO string or epoch milliseconds")
+    if isinstance(ts, (int, float)):
+        return int(ts)
+    if isinstance(ts, str):
+        text = ts.strip().replace("Z", "+00:00")
+        try:
+            ts = _dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(f"cannot parse timestamp {ts!r}; use ISO-8601, e.g. '2024-05-01 12:00:00'") from None
+    if isinstance(ts, _dt.date) and not isinstance(ts, _dt.datetime):
+        ts = _dt.datetime(ts.year, ts.month, ts.day)
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=_dt.timezone.utc)
+    return int(ts.timestamp() * 1000)
+
+
+def _translate(e: BaseException) -> BaseException:
+    """A py4j error from the engine, re-raised as the matching typed Python error."""
+    java_exc = getattr(e, "java_exception", None)
+    if java_exc is None:
+        return e
+    try:
+        is_ours = java_exc.getClass().getName().startswith("io.deltalog.exceptions.")
+        error_class = java_exc.errorClass() if is_ours else None
+    except Exception:  # not one of ours (or not an object with errorClass)
+        return e
+    if not error_class:
+        return e
+    message = str(java_exc.getMessage())
+    prefix = f"[{error_class}] "
+    if message.startswith(prefix):
+        message = message[len(prefix):]
+    cls = ERROR_CLASSES.get(error_class, DeltalogError)
+    if cls is UnsupportedTableFeatureError:
+        return UnsupportedTableFeatureError(str(java_exc.table()), str(java_exc.access()),
+                                            list(java_exc.unsupportedFeaturesJava()), message)
+    err = cls.__new__(cls)
+    DeltalogError.__init__(err, error_class, message)
+    return err
+
+
+def _call(fn, *args):
+    try:
+        return fn(*args)
+    except Exception as e:  # py4j.protocol.Py4JJavaError
+        translated = _translate(e)
+        if translated is e:
+            raise
+        raise translated from None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The state of a table at one version (summary; files via ``DeltaTable.files``)."""
+
+    version: int
+    timestamp: int
+    protocol: Protocol
+    metadata: Metadata
+    numFiles: int
+    sizeInBytes: int
+
+
+class DeltaTable:
+    """A Delta table at one version (the latest unless time travel was asked for)."""
+
+    def __init__(self, spark: Any, handle: Any, path: str) -> None:
+        self._spark = spark
+        self._handle = handle
+        self._path = path
+        self._protocol: Optional[Protocol] = None
+        self._metadata: Optional[Metadata] = None
+
+    @classmethod
+    def forPath(cls, spark: Any, path: Union[str, "os.PathLike[str]"], version: Optional[int] = None,
+                timestamp: Optional[TimestampLike] = None) -> "DeltaTable":
+        """Open the table at ``path``: latest version, or ``version`` / ``timestamp`` (time travel)."""
+        if version is not None and timestamp is not None:
+            raise ValueError("give either version or timestamp, not both")
+        p = os.fspath(path)
+        api = jvm(spark).io.deltalog.api.TableApi
+        if version is not None:
+            handle = _call(api.forPathAtVersion, p, int(version))
+        elif timestamp is not None:
+            handle = _call(api.forPathAtTimestamp, p, _timestamp_ms(timestamp))
+        else:
+            handle = _call(api.forPath, p)
+        return cls(spark, handle, p)
+
+    @staticmethod
+    def clearCache(spark: Any) -> None:
+        """Forget every cached table state in the driver (the next open re-reads the log)."""
+        jvm(spark).io.deltalog.api.TableApi.clearCache()
+
+    # ------------------------------------------------------------------ table state
+    def version(self) -> int:
+        return int(self._handle.version())
+
+    def timestamp(self) -> int:
+        """Commit timestamp of this version, ms since the epoch (in-commit timestamp when enabled)."""
+        return int(self._handle.timestamp())
+
+    def protocol(self) -> Protocol:
+        if self._protocol is None:
+            self._protocol = Protocol.fromJsonDict(json.loads(_call(self._handle.protocolJson)))
+        return self._protocol
+
+    def metadata(self) -> Metadata:
+        if self._metadata is None:
+            body = json.loads(_call(self._handle.metadataJson))
+            if body.get("schemaString") is None:
+                # Some old writers left schemaString out; like Spark-era readers we still open the
+                # table (its files and versions are readable) and fail only when the schema is used.
+                m = Metadata.fromJsonDict({**body, "schemaString": ""})
+                self._metadata = dataclasses.replace(m, schemaString=None)
+            else:
+                self._metadata = Metadata.fromJsonDict(body)
+        return self._metadata
+
+    def schema(self) -> Any:
+        """The table schema as a pyspark ``StructType``."""
+        from pyspark.sql.types import StructType
+        schema = self.metadata().schemaString
+        if schema is None:
+            raise StateRecoverError(
+                "DELTA_STATE_RECOVER_ERROR",
+                f"Table {self._path} at version {self.version()} has no schema (metaData.schemaString is "
+                f"missing); it was written by a buggy writer. Rewrite the metadata with a valid schema.")
+        return StructType.fromJson(json.loads(schema))
+
+    def partitionColumns(self) -> List[str]:
+        return list(self.metadata().partitionColumns)
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(self.version(), self.timestamp(), self.protocol(), self.metadata(),
+                        int(_call(self._handle.numFiles)), int(_call(self._handle.sizeInBytes)))
+
+    def filesArrow(self) -> Any:
+        """The live files (``add`` actions) as a pyarrow Table."""
+        import pyarrow as pa
+        data = _call(self._handle.filesArrow)
+        return pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all()
+
+    def files(self) -> Any:
+        """The live files as a Spark DataFrame (path, partitionValues, size, ..., stats, deletionVector)."""
+        return self._spark.createDataFrame(self.filesArrow())
+
+    def tombstonesArrow(self) -> Any:
+        """The unexpired ``remove`` tombstones as a pyarrow Table."""
+        import pyarrow as pa
+        data = _call(self._handle.tombstonesArrow)
+        return pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all()
+
+    def tombstones(self) -> Any:
+        return self._spark.createDataFrame(self.tombstonesArrow())
+
+    def setTransactions(self) -> Dict[str, SetTransaction]:
+        """Latest ``txn`` per application id."""
+        rows = json.loads(_call(self._handle.setTransactionsJson))
+        return {r["appId"]: SetTransaction.fromJsonDict(r) for r in rows}
+
+    def domainMetadata(self) -> Dict[str, DomainMetadata]:
+        """Live domain metadata per domain."""
+        rows = json.loads(_call(self._handle.domainMetadataJson))
+        return {r["domain"]: DomainMetadata.fromJsonDict(r) for r in rows}
+
+    def checkpoint(self) -> None:
+        """Write a checkpoint for this version (and update ``_last_checkpoint``)."""
+        _call(self._handle.checkpoint)
+
+    def __repr__(self) -> str:
+        return f"DeltaTable({self._path!r}, version={self.version()})"

@@ -1,0 +1,66 @@
+package io.deltalog.api
+
+import com.fasterxml.jackson.databind.node.JsonNodeFactory
+import io.deltalog.actions.Action
+import io.deltalog.log.{DeltaLog, Snapshot}
+import org.apache.hadoop.conf.Configuration
+import org.apache.spark.sql.SparkSession
+
+/**
+ * py4j entry points for tables: simple types in (paths, longs), JSON strings and Arrow IPC
+ * bytes out. Python's `deltalog.tables.DeltaTable` is the only intended caller.
+ */
+object TableApi {
+  // One Configuration for all tables, so DeltaLog's cache (keyed by path and conf) is reused and
+  // re-opening a table only reads the commits written since (incremental update).
+  @volatile private var conf: Configuration = _
+
+  private def hadoopConf(): Configuration = synchronized {
+    if (conf == null) {
+      conf = SparkSession.getActiveSession.map(_.sessionState.newHadoopConf()).getOrElse(new Configuration())
+    }
+    conf
+  }
+
+  def forPath(path: String): SnapshotHandle = {
+    val log = DeltaLog.forTable(path, hadoopConf())
+    new SnapshotHandle(log, log.update())
+  }
+
+  def forPathAtVersion(path: String, version: Long): SnapshotHandle = {
+    val log = DeltaLog.forTable(path, hadoopConf())
+    new SnapshotHandle(log, log.snapshotAt(version))
+  }
+
+  def forPathAtTimestamp(path: String, timestampMs: Long): SnapshotHandle = {
+    val log = DeltaLog.forTable(path, hadoopConf())
+    new SnapshotHandle(log, log.snapshotAtTimestamp(timestampMs))
+  }
+
+  def clearCache(): Unit = synchronized {
+    DeltaLog.clearCache()
+    conf = null
+  }
+}
+
+/** One snapshot as seen from Python. */
+class SnapshotHandle(val deltaLog: DeltaLog, val snapshot: Snapshot) {
+  def version: Long = snapshot.version
+  def timestamp: Long = snapshot.timestamp
+  def protocolJson: String = Action.mapper.writeValueAsString(snapshot.protocol.toJsonNode)
+  def metadataJson: String = Action.mapper.writeValueAsString(snapshot.metadata.toJsonNode)
+  def numFiles: Long = snapshot.numFiles
+  def sizeInBytes: Long = snapshot.sizeInBytes
+  def filesArrow: Array[Byte] = FilesArrow.adds(snapshot.allFiles)
+  def tombstonesArrow: Array[Byte] = FilesArrow.removes(snapshot.tombstones)
+  def setTransactionsJson: String = jsonArray(snapshot.setTransactions)
+  def domainMetadataJson: String = jsonArray(snapshot.domainMetadata)
+  /** Writes a checkpoint of this snapshot and updates `_last_checkpoint`. */
+  def checkpoint(): Unit = deltaLog.checkpoint(snapshot)
+
+  private def jsonArray(actions: Iterable[_ <: Action]): String = {
+    val arr = JsonNodeFactory.instance.arrayNode()
+    actions.foreach(a => arr.add(a.toJsonNode))
+    Action.mapper.writeValueAsString(arr)
+  }
+}

@@ -1,0 +1,285 @@
+package io.deltalog.log
+
+import scala.collection.mutable
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileStatus, FileSystem}
+
+import io.deltalog.actions._
+import io.deltalog.exceptions.StateRecoverException
+import io.deltalog.protocol.Protocol
+
+/**
+ * Where checkpoint actions come from. The default reads checkpoint files with
+ * [[CheckpointReader]]; tests may substitute an in-memory source.
+ */
+trait CheckpointSource {
+  /**
+   * Pushes every action of `checkpoint` into `sink`.
+   *
+   * @param skipRemoves the caller does not need `remove` rows
+   */
+  def read(conf: Configuration, checkpoint: CheckpointInstance, sink: ReplaySink, skipRemoves: Boolean): Unit
+
+  /** The protocol and metadata rows of `checkpoint` (no file rows materialised). */
+  def readProtocolAndMetadata(conf: Configuration, checkpoint: CheckpointInstance): (Option[Protocol], Option[Metadata])
+}
+
+object CheckpointSource {
+  /** Checkpoint files read with [[CheckpointReader]]. */
+  val Files: CheckpointSource = CheckpointReaderAdapter
+}
+
+/**
+ * Extension point for replaying very large logs as a Spark job (not implemented yet: see
+ * [[LogReplay.distributedReplay]]).
+ */
+trait DistributedReplay {
+  /** The state of `segment`, reconciled by a distributed job. */
+  def replay(segment: LogSegment, tablePath: String, fileKeys: FileKeys): SnapshotState
+}
+
+/**
+ * Reverse replay of one commit list and optionally a checkpoint (digest §3.4, "reverse replay"):
+ * commits are applied newest first, and inside a commit the actions last to first, so the first
+ * action met for a key is the one that survives. Keys of `add`/`remove` met in JSON commits go
+ * into `seen`; a later-met (= older) file action of a seen key is dropped. Checkpoint rows are
+ * reconciled already and are only checked against `seen` (no hashing when it is empty).
+ */
+private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 1024) {
+  val seen = new java.util.HashSet[String]()
+  val files = new FileChunkBuilder(expectedFiles)
+  val tombstones = mutable.ArrayBuffer.empty[RemoveFile]
+  var protocol: Protocol = _
+  var metadata: Metadata = _
+  val txns = mutable.HashMap.empty[String, SetTransaction]
+  val domains = mutable.HashMap.empty[String, DomainMetadata] // removed ones kept as markers
+  val inCommitTimestamps = mutable.HashMap.empty[Long, Long]
+  var newestCommitInfo: Option[CommitInfo] = None
+  var commitsApplied = 0
+
+  private def addFile(a: AddFile): Unit = files += a
+  private def addTombstone(r: RemoveFile): Unit =
+    tombstones += (if (r.dataChange) r.copy(dataChange = false) else r)
+
+  private def other(a: Action): Unit = a match {
+    case p: Protocol => if (protocol == null) protocol = p
+    case m: Metadata => if (metadata == null) metadata = m
+    case t: SetTransaction => if (!txns.contains(t.appId)) txns(t.appId) = t
+    case d: DomainMetadata => if (!domains.contains(d.domain)) domains(d.domain) = d
+    case bad: MalformedAction =>
+      if ((bad.name == "protocol" && protocol == null) || (bad.name == Metadata.ActionName && metadata == null)) {
+        throw bad.error
+      }
+    case _ => // commitInfo, cdc, checkpointMetadata, sidecar, unknown
+  }
+
+  /** Applies one JSON commit; commits must come newest first. */
+  def applyCommit(c: ParsedCommit): Unit = {
+    if (commitsApplied == 0) newestCommitInfo = c.commitInfo
+    commitsApplied += 1
+    c.inCommitTimestamp.foreach(ts => inCommitTimestamps(c.version) = ts)
+    val actions = c.actions
+    var i = actions.length - 1
+    while (i >= 0) {
+      actions(i) match {
+        case a: AddFile =>
+          if (seen.add(fileKeys.key(a))) addFile(a)
+        case r: RemoveFile =>
+          if (seen.add(fileKeys.key(r))) addTombstone(r)
+        case a => other(a)
+      }
+      i -= 1
+    }
+  }
+
+  /** Sink for the checkpoint's actions (call after every commit was applied). */
+  def checkpointSink: ReplaySink = new ReplaySink {
+    private val check = !seen.isEmpty
+    override def accept(version: Long, action: Action): Unit = action match {
+      case a: AddFile => if (!check || !seen.contains(fileKeys.key(a))) addFile(a)
+      case r: RemoveFile => if (!check || !seen.contains(fileKeys.key(r))) addTombstone(r)
+      case a => other(a)
+    }
+  }
+
+  /** Live domains (tombstones dropped). */
+  def liveDomains: Map[String, DomainMetadata] = domains.iterator.filterNot(_._2.removed).toMap
+}
+
+/**
+ * Loads a [[LogSegment]] into a [[SnapshotState]] (reverse replay, see [[ReverseReplay]]) and
+ * applies new commits to an existing state ([[update]]).
+ *
+ * JSON commits are parsed by [[CommitReader]] (streaming fast path, several files in parallel,
+ * delivered newest first). The checkpoint comes from a [[CheckpointSource]].
+ *
+ * Large logs: when the estimated number of actions (checkpoint size in bytes / 100 plus commit
+ * bytes / 250) exceeds [[LogReplay.distributedThreshold]] and a [[DistributedReplay]] is
+ * registered in [[LogReplay.distributedReplay]], it is used instead of the local path. No
+ * distributed implementation exists yet; the local path always works.
+ *
+ * @param tablePath for error messages
+ */
+final class LogReplay(
+    fs: FileSystem,
+    conf: Configuration,
+    tablePath: String,
+    commitReader: CommitReader,
+    checkpoints: CheckpointSource = CheckpointSource.Files) {
+
+  val fileKeys: FileKeys = FileKeys.forFileSystem(fs.getUri)
+
+  /** Full replay of `segment`. */
+  def load(segment: LogSegment): SnapshotState = {
+    LogReplay.distributedReplay match {
+      case Some(d) if LogReplay.estimatedActions(segment) > LogReplay.distributedThreshold =>
+        return d.replay(segment, tablePath, fileKeys)
+      case _ =>
+    }
+    val expected = segment.checkpoint.map(c => (c.files.map(_.getLen).sum / 64).toInt).getOrElse(0)
+    val r = new ReverseReplay(fileKeys, math.max(1024, math.min(expected, 1 << 22)))
+    commitReader.readInOrder(segment.deltas.reverse)(r.applyCommit)
+    segment.checkpoint.foreach { cp =>
+      checkpoints.read(conf, cp, r.checkpointSink, skipRemoves = false)
+    }
+    if (r.protocol == null) {
+      throw new StateRecoverException(tablePath, segment.version, "no protocol action found in the log")
+    }
+    if (r.metadata == null) {
+      throw new StateRecoverException(tablePath, segment.version, "no metaData action found in the log")
+    }
+    val snapshotCommitInfo = if (segment.deltas.nonEmpty) r.newestCommitInfo else None
+    new SnapshotState(segment.version, r.protocol, r.metadata, r.txns.toMap, r.liveDomains,
+      Vector(r.files.result()), Vector(null), r.tombstones.toIndexedSeq, r.inCommitTimestamps.toMap,
+      snapshotCommitInfo, fileKeys)
+  }
+
+  /**
+   * Applies `newCommits` (contiguous, in version order, starting at `base.version + 1`) on top of
+   * `base`. Unchanged chunks are shared; the checkpoint is not read again.
+   */
+  def update(base: SnapshotState, newCommits: Seq[FileStatus]): SnapshotState = {
+    if (newCommits.isEmpty) return base
+    val r = new ReverseReplay(fileKeys)
+    commitReader.readInOrder(newCommits.reverse)(r.applyCommit)
+    val newVersion = CommitReader.versionOf(newCommits.last.getPath)
+
+    val keys = base.fileKeys
+    var deleted = base.deleted
+    if (!r.seen.isEmpty) {
+      val cloned = Array.fill(base.chunks.size)(false)
+      val it = r.seen.iterator()
+      while (it.hasNext) {
+        val key = it.next()
+        var ci = base.chunks.size - 1
+        var found = false
+        while (ci >= 0 && !found) {
+          val row = base.chunks(ci).indexOf(key, keys)
+          if (row >= 0 && (deleted(ci) == null || !deleted(ci).get(row))) {
+            if (!cloned(ci)) {
+              val b = if (deleted(ci) == null) new java.util.BitSet(base.chunks(ci).length)
+                else deleted(ci).clone().asInstanceOf[java.util.BitSet]
+              deleted = deleted.updated(ci, b)
+              cloned(ci) = true
+            }
+            deleted(ci).set(row)
+            found = true
+          }
+          ci -= 1
+        }
+      }
+    }
+    val oldTombstones =
+      if (r.seen.isEmpty) base.allTombstones
+      else base.allTombstones.filterNot(t => r.seen.contains(keys.key(t)))
+
+    var chunks = base.chunks :+ r.files.result()
+    deleted = deleted :+ null
+    val protocol = Option(r.protocol).getOrElse(base.protocol)
+    val metadata = Option(r.metadata).getOrElse(base.metadata)
+    val txns = base.setTransactions ++ r.txns
+    val domains = (base.domainMetadata -- r.domains.keys) ++ r.liveDomains
+
+    // Merge chunks when there are too many or too many deleted rows.
+    val totalRows = chunks.map(_.length.toLong).sum
+    val deletedRows = deleted.map(b => if (b == null) 0L else b.cardinality().toLong).sum
+    if (chunks.size > SnapshotState.MaxChunks || (totalRows > 1024 && deletedRows * 2 > totalRows)) {
+      val b = new FileChunkBuilder(math.max(16, (totalRows - deletedRows).toInt))
+      chunks.indices.foreach { ci =>
+        val c = chunks(ci)
+        val d = deleted(ci)
+        var i = 0
+        while (i < c.length) { if (d == null || !d.get(i)) b += c.get(i); i += 1 }
+      }
+      chunks = Vector(b.result())
+      deleted = Vector(null)
+    }
+    new SnapshotState(newVersion, protocol, metadata, txns, domains, chunks, deleted,
+      oldTombstones ++ r.tombstones, base.inCommitTimestamps ++ r.inCommitTimestamps, r.newestCommitInfo, keys)
+  }
+
+  /**
+   * Protocol and metadata at `segment.version` without loading files: commits are scanned newest
+   * first until both are found, then the checkpoint's rows are used for what is still missing.
+   * Also returns the in-commit timestamp of the segment's own version when its commit was read.
+   */
+  def protocolAndMetadata(segment: LogSegment): (Option[Protocol], Option[Metadata], Option[Long]) = {
+    var protocol: Protocol = null
+    var metadata: Metadata = null
+    var ict: Option[Long] = None
+    val newestFirst = segment.deltas.reverseIterator
+    var first = true
+    while ((protocol == null || metadata == null) && newestFirst.hasNext) {
+      val c = commitReader.read(newestFirst.next())
+      if (first) { ict = c.inCommitTimestamp; first = false }
+      var i = c.actions.length - 1
+      while (i >= 0) {
+        c.actions(i) match {
+          case p: Protocol => if (protocol == null) protocol = p
+          case m: Metadata => if (metadata == null) metadata = m
+          case bad: MalformedAction =>
+            if ((bad.name == "protocol" && protocol == null) || (bad.name == Metadata.ActionName && metadata == null)) {
+              throw bad.error
+            }
+          case _ =>
+        }
+        i -= 1
+      }
+    }
+    if ((protocol == null || metadata == null) && segment.checkpoint.isDefined) {
+      val (p, m) = checkpoints.readProtocolAndMetadata(conf, segment.checkpoint.get)
+      if (protocol == null) protocol = p.orNull
+      if (metadata == null) metadata = m.orNull
+    }
+    (Option(protocol), Option(metadata), ict)
+  }
+}
+
+object LogReplay {
+  /** Property / Spark conf key of the distributed-replay threshold (estimated actions). */
+  val DistributedThresholdKey = "spark.deltalog.replay.distributedThreshold"
+
+  /** Estimated-action count above which a registered [[DistributedReplay]] is used (default 5M). */
+  def distributedThreshold: Long =
+    Option(System.getProperty(DistributedThresholdKey)).flatMap(_.toLongOption).getOrElse(5000000L)
+
+  /** Registered distributed implementation; None = always replay locally. */
+  @volatile var distributedReplay: Option[DistributedReplay] = None
+
+  /** Rough number of actions of a segment, from file sizes. */
+  def estimatedActions(segment: LogSegment): Long =
+    segment.checkpoint.map(_.files.map(_.getLen).sum / 100).getOrElse(0L) +
+      segment.deltas.map(_.getLen).sum / 250
+}
+
+/** [[CheckpointSource]] over [[CheckpointReader]]. */
+private[log] object CheckpointReaderAdapter extends CheckpointSource {
+  override def read(conf: Configuration, checkpoint: CheckpointInstance, sink: ReplaySink,
+      skipRemoves: Boolean): Unit =
+    CheckpointReader.read(conf, checkpoint, sink, CheckpointReadOptions(skipRemoves = skipRemoves))
+
+  override def readProtocolAndMetadata(conf: Configuration,
+      checkpoint: CheckpointInstance): (Option[Protocol], Option[Metadata]) =
+    CheckpointReader.readProtocolAndMetadata(conf, checkpoint)
+}

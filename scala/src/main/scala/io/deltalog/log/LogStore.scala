@@ -1,0 +1,229 @@
+package io.deltalog.log
+
+import java.io.{BufferedReader, ByteArrayOutputStream, FileNotFoundException, IOException, InputStream, InputStreamReader, OutputStream}
+import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCharsets}
+import java.nio.file.{AtomicMoveNotSupportedException, FileAlreadyExistsException, Files, StandardCopyOption, StandardOpenOption, Path => NioPath, Paths}
+
+import scala.util.control.NonFatal
+
+import io.deltalog.exceptions.CorruptLogFileException
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileStatus, FileSystem, LocalFileSystem, Path}
+
+/**
+ * File access for the transaction log over a Hadoop [[FileSystem]].
+ *
+ * Reading: sorted listing from a version prefix, line / byte reads. Writing: [[writeAtomically]]
+ * (hidden temp file in the same directory, then rename), used for checkpoints, `_last_checkpoint`
+ * and commits.
+ *
+ * On the local file system the raw (non-checksumming) file system is used, so no Hadoop `.crc`
+ * side files are written or verified, and renames go through `java.nio.file` for exact
+ * put-if-absent / atomic-replace semantics. Other file systems use `FileSystem.rename`, which is
+ * only as atomic as the store makes it (fine for HDFS; object stores need a dedicated store).
+ */
+final class LogStore(underlying: FileSystem) {
+
+  /** The file system actually used (the raw one for `file:`). */
+  val fs: FileSystem = underlying match {
+    case local: LocalFileSystem => local.getRawFileSystem
+    case other => other
+  }
+
+  private def isLocal: Boolean = fs.getUri.getScheme == "file"
+
+  // ---------------------------------------------------------------------------------------------
+  // Reading
+
+  /**
+   * Files (not directories) of `logPath` whose name is ≥ the `%020d.` prefix of `fromVersion`,
+   * sorted by name. Throws [[FileNotFoundException]] when `logPath` does not exist.
+   */
+  def listFrom(logPath: Path, fromVersion: Long): Iterator[FileStatus] =
+    listFromName(logPath, FileNames.listingPrefix(logPath, fromVersion).getName)
+
+  /** As [[listFrom]] with an explicit start name (inclusive). */
+  def listFromName(dir: Path, startName: String): Iterator[FileStatus] = {
+    val all = fs.listStatus(dir) // FileNotFoundException when missing
+    all.iterator
+      .filter(s => !s.isDirectory && s.getPath.getName.compareTo(startName) >= 0)
+      .toArray
+      .sortBy(_.getPath.getName)
+      .iterator
+  }
+
+  /** All files of `dir` (empty when it does not exist), sorted by name. */
+  def listAll(dir: Path): Seq[FileStatus] = {
+    try fs.listStatus(dir).toSeq.filterNot(_.isDirectory).sortBy(_.getPath.getName)
+    catch { case _: FileNotFoundException => Seq.empty }
+  }
+
+  def exists(path: Path): Boolean = fs.exists(path)
+
+  def getFileStatus(path: Path): FileStatus = fs.getFileStatus(path)
+
+  /**
+   * The lines of a UTF-8 text file, lazily. A final line without a newline is returned; `\r\n`
+   * line ends are accepted. Invalid UTF-8 raises [[CorruptLogFileException]] naming the file. The
+   * file is closed when the iterator is exhausted or [[LogStore.LineIterator.close]] is called.
+   */
+  def readLines(path: Path): LogStore.LineIterator = {
+    val in = fs.open(path)
+    try new LogStore.LineIterator(path, in)
+    catch { case NonFatal(e) => in.close(); throw e }
+  }
+
+  /** The whole file as bytes. */
+  def readBytes(path: Path): Array[Byte] = {
+    val in = fs.open(path)
+    try {
+      val out = new ByteArrayOutputStream()
+      in.transferTo(out)
+      out.toByteArray
+    } finally in.close()
+  }
+
+  /** The whole file decoded as UTF-8 (strict: invalid bytes ⇒ [[CorruptLogFileException]]). */
+  def readAll(path: Path): String = {
+    val bytes = readBytes(path)
+    try {
+      StandardCharsets.UTF_8.newDecoder()
+        .onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT)
+        .decode(java.nio.ByteBuffer.wrap(bytes)).toString
+    } catch {
+      case e: CharacterCodingException => throw new CorruptLogFileException(path.toString, "not valid UTF-8", e)
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Writing
+
+  /**
+   * Writes `path` atomically: `write` fills a hidden temp file `.<name>.<uuid>.tmp` in the same
+   * directory, which is closed and then renamed to `path`.
+   *
+   *  - `overwrite = false`: fails with [[java.nio.file.FileAlreadyExistsException]] when `path`
+   *    exists and never replaces it (put-if-absent).
+   *  - `overwrite = true`: replaces `path` atomically (local FS) or as atomically as the store allows.
+   *
+   * The temp file is deleted on any failure, so a failed write leaves nothing behind; a crash
+   * leaves only the hidden temp file, which no reader recognises. The parent directory is
+   * created when missing.
+   */
+  def writeAtomically(path: Path, overwrite: Boolean)(write: OutputStream => Unit): Unit = {
+    if (isLocal) writeLocal(path, overwrite, write) else writeHadoop(path, overwrite, write)
+  }
+
+  private def toNio(path: Path): NioPath = Paths.get(fs.makeQualified(path).toUri)
+
+  private def writeLocal(path: Path, overwrite: Boolean, write: OutputStream => Unit): Unit = {
+    val target = toNio(path)
+    val dir = target.getParent
+    Files.createDirectories(dir)
+    if (!overwrite && Files.exists(target)) throw new FileAlreadyExistsException(path.toString)
+    val temp = dir.resolve(FileNames.tempFileName(target.getFileName.toString))
+    try {
+      val out = Files.newOutputStream(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+      try write(out) finally out.close()
+      if (overwrite) {
+        try Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE)
+        catch {
+          case _: AtomicMoveNotSupportedException =>
+            Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING)
+        }
+      } else {
+        // A hard link is created only if the target name is free, atomically: put-if-absent.
+        val linked =
+          try { Files.createLink(target, temp); true }
+          catch { case _: UnsupportedOperationException => false }
+        if (linked) Files.delete(temp)
+        else Files.move(temp, target) // no REPLACE_EXISTING: throws FileAlreadyExistsException
+      }
+      // A Hadoop checksum side file from an earlier ChecksumFileSystem write would now be stale.
+      Files.deleteIfExists(dir.resolve(s".${target.getFileName}.crc"))
+    } catch {
+      case NonFatal(e) =>
+        try Files.deleteIfExists(temp) catch { case NonFatal(s) => e.addSuppressed(s) }
+        throw e
+    }
+  }
+
+  private def writeHadoop(path: Path, overwrite: Boolean, write: OutputStream => Unit): Unit = {
+    val dir = path.getParent
+    if (!overwrite && fs.exists(path)) throw new FileAlreadyExistsException(path.toString)
+    val temp = new Path(dir, FileNames.tempFileName(path.getName))
+    try {
+      val out = fs.create(temp, false)
+      try write(out) finally out.close()
+      if (!fs.rename(temp, path)) {
+        if (!overwrite) {
+          if (fs.exists(path)) throw new FileAlreadyExistsException(path.toString)
+          throw new IOException(s"rename of $temp to $path failed")
+        }
+        // Rename does not replace on most Hadoop file systems: delete, then rename (not atomic).
+        fs.delete(path, false)
+        if (!fs.rename(temp, path)) throw new IOException(s"rename of $temp to $path failed")
+      }
+    } catch {
+      case e: org.apache.hadoop.fs.FileAlreadyExistsException if !overwrite =>
+        deleteQuietly(temp, e)
+        val ex = new FileAlreadyExistsException(path.toString)
+        ex.initCause(e)
+        throw ex
+      case NonFatal(e) =>
+        deleteQuietly(temp, e)
+        throw e
+    }
+  }
+
+  private def deleteQuietly(p: Path, e: Throwable): Unit =
+    try fs.delete(p, false) catch { case NonFatal(s) => e.addSuppressed(s) }
+}
+
+object LogStore {
+  def apply(fs: FileSystem): LogStore = new LogStore(fs)
+
+  def forPath(path: Path, hadoopConf: Configuration): LogStore = new LogStore(path.getFileSystem(hadoopConf))
+
+  /** Lazy UTF-8 line reader that closes its stream at the end (or on [[close]]). */
+  final class LineIterator private[LogStore] (path: Path, in: InputStream)
+    extends Iterator[String] with AutoCloseable {
+    private val reader = new BufferedReader(new InputStreamReader(in,
+      StandardCharsets.UTF_8.newDecoder()
+        .onMalformedInput(CodingErrorAction.REPORT)
+        .onUnmappableCharacter(CodingErrorAction.REPORT)))
+    private var nextLine: String = _
+    private var closed = false
+    advance()
+
+    private def advance(): Unit = {
+      if (closed) { nextLine = null; return }
+      nextLine =
+        try reader.readLine()
+        catch {
+          case e: CharacterCodingException =>
+            close()
+            throw new CorruptLogFileException(path.toString, "not valid UTF-8", e)
+          case NonFatal(e) =>
+            close()
+            throw e
+        }
+      if (nextLine == null) close()
+    }
+
+    override def hasNext: Boolean = nextLine != null
+
+    override def next(): String = {
+      if (nextLine == null) throw new NoSuchElementException(s"end of $path")
+      val line = nextLine
+      advance()
+      line
+    }
+
+    override def close(): Unit = if (!closed) {
+      closed = true
+      reader.close()
+    }
+  }
+}

@@ -1,0 +1,238 @@
+package io.deltalog.log
+
+import java.nio.file.{Files, Paths}
+import java.util.concurrent.atomic.AtomicInteger
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.hadoop.conf.Configuration
+import org.junit.jupiter.api.Assertions._
+import org.junit.jupiter.api.Test
+
+import io.deltalog.actions._
+import io.deltalog.exceptions._
+
+class DeltaLogSuite {
+  import LogTestSupport._
+
+  private def withTable(body: java.nio.file.Path => Unit): Unit = {
+    val t = newTable()
+    try body(t) finally deleteRecursively(t)
+  }
+
+  /** Counts checkpoint reads of the default source. */
+  private final class CountingSource extends CheckpointSource {
+    val reads = new AtomicInteger()
+    def read(conf: Configuration, checkpoint: CheckpointInstance, sink: ReplaySink, skipRemoves: Boolean): Unit = {
+      reads.incrementAndGet(); CheckpointSource.Files.read(conf, checkpoint, sink, skipRemoves)
+    }
+    def readProtocolAndMetadata(conf: Configuration, checkpoint: CheckpointInstance) = {
+      reads.incrementAndGet(); CheckpointSource.Files.readProtocolAndMetadata(conf, checkpoint)
+    }
+  }
+
+  @Test def forTableNormalisesPaths(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta()))
+    DeltaLog.clearCache()
+    val a = DeltaLog.forTable(t.toString, conf)
+    val b = DeltaLog.forTable(t.toUri.toString, conf)        // file:/... URI
+    val c = DeltaLog.forTable(t.toString + "/", conf)
+    assertSame(a, b)
+    assertSame(a, c)
+    assertEquals("file", a.tablePath.toUri.getScheme)
+    assertEquals(0L, a.snapshot().version)
+    assertSame(a.snapshot(), a.snapshot(), "latest snapshot is cached")
+  }
+
+  @Test def tableNotFound(): Unit = withTable { t =>
+    val missing = t.resolve("nope").toString
+    assertThrows(classOf[TableNotFoundException], () => DeltaLog.uncached(missing, conf).snapshot())
+    // empty _delta_log
+    assertThrows(classOf[TableNotFoundException], () => DeltaLog.uncached(t.toString, conf).snapshot())
+  }
+
+  @Test def incrementalUpdateReadsOnlyNewCommits(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a"), add("b")))
+    writeCommit(t, 1, Seq(add("c")))
+    val forCp = new InMemoryLogReplay(None, None)
+    forCp.append(0, Seq(protocol12, meta(), add("a"), add("b")).iterator)
+    forCp.append(1, Seq(add("c")).iterator)
+    writeJsonCheckpoint(t, 1, forCp.checkpoint.toSeq)
+    writeCommit(t, 2, Seq(add("d"), remove("a", 5)))
+    val source = new CountingSource
+    val log = DeltaLog.uncached(t.toString, conf, source)
+    val s1 = log.snapshot()
+    assertEquals(3L, s1.numFiles)
+    assertEquals(Set(s"${v20(2)}.json"), log.recentCommitReads.asScala.toSet, "only commit 2 is read (checkpoint at 1)")
+    val cpReads = source.reads.get()
+
+    // nothing new: same snapshot
+    val readsBefore = log.commitFilesRead.get()
+    assertSame(s1, log.update())
+    assertEquals(readsBefore, log.commitFilesRead.get())
+    log.recentCommitReads.clear()
+
+    writeCommit(t, 3, Seq(add("e"), remove("b", 6)))
+    writeCommit(t, 4, Seq(add("a", size = 9), SetTransaction("app", 3, None)))
+    val before = log.commitFilesRead.get()
+    val s2 = log.update()
+    assertEquals(4L, s2.version)
+    assertEquals(Set("a", "c", "d", "e"), s2.allFiles.map(_.path).toSet)
+    assertEquals(Seq("app"), s2.setTransactions.map(_.appId))
+    assertTrue(log.commitFilesRead.get() > before)
+    assertEquals(Set(s"${v20(3)}.json", s"${v20(4)}.json"), log.recentCommitReads.asScala.toSet,
+      "only the two new commits are read")
+    assertEquals(cpReads, source.reads.get(), "the checkpoint is not read again")
+    assertSame(s1.state.chunks.head, s2.state.chunks.head, "unchanged chunk is shared")
+    assertEquals(Seq(remove("a", 5), remove("b", 6)).map(_.copy(dataChange = false)).map(_.path).toSet - "a",
+      s2.state.tombstones.map(_.path).toSet)
+
+    // same result as a fresh load
+    val fresh = DeltaLog.uncached(t.toString, conf).snapshot()
+    assertEquals(fresh.allFiles.toSet, s2.allFiles.toSet)
+    assertEquals(fresh.state.tombstones.toSet, s2.state.tombstones.toSet)
+
+    // update before the previous state was loaded: full load of the new segment
+    writeCommit(t, 5, Seq(add("f")))
+    val log2 = DeltaLog.uncached(t.toString, conf)
+    log2.snapshot()
+    writeCommit(t, 6, Seq(add("g")))
+    assertEquals(6L, log2.update().numFiles)
+  }
+
+  @Test def snapshotAtVersion(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a")))
+    writeCommit(t, 1, Seq(add("b")))
+    writeCommit(t, 2, Seq(remove("a", 1)))
+    val log = DeltaLog.uncached(t.toString, conf)
+    assertEquals(Set("a"), log.snapshotAt(0).allFiles.map(_.path).toSet)
+    assertEquals(Set("a", "b"), log.snapshotAt(1).allFiles.map(_.path).toSet)
+    assertEquals(Set("b"), log.snapshotAt(2).allFiles.map(_.path).toSet)
+    val e = assertThrows(classOf[VersionNotFoundException], () => log.snapshotAt(7))
+    assertEquals(7L, e.requested)
+    val (p, m) = log.readProtocolAndMetadata(Some(0L))
+    assertEquals(protocol12, p)
+    assertEquals(meta(), m)
+  }
+
+  @Test def snapshotAtTimestampByMtime(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a")), mtime = Some(1000000L))
+    writeCommit(t, 1, Seq(add("b")), mtime = Some(2000000L))
+    writeCommit(t, 2, Seq(add("c")), mtime = Some(3000000L))
+    val log = DeltaLog.uncached(t.toString, conf)
+    assertEquals(1L, log.snapshotAtTimestamp(2500000L).version)
+    assertEquals(2L, log.snapshotAtTimestamp(3000000L).version)
+    assertEquals(0L, log.snapshotAtTimestamp(1000000L).version)
+    assertThrows(classOf[TimestampOutOfRangeException], () => log.snapshotAtTimestamp(10L))
+    assertThrows(classOf[TimestampOutOfRangeException], () => log.snapshotAtTimestamp(9000000L))
+    assertEquals(2L, log.snapshotAtTimestamp(9000000L, allowAfterLatest = true).version)
+  }
+
+  @Test def snapshotAtTimestampByIct(): Unit = withTable { t =>
+    val m = meta(conf = Map("delta.enableInCommitTimestamps" -> "true"))
+    // mtimes deliberately disagree with the ICTs
+    writeCommit(t, 0, Seq(CommitInfo.empty.withInCommitTimestamp(100L), protocol12, m, add("a")), mtime = Some(9000000L))
+    writeCommit(t, 1, Seq(CommitInfo.empty.withInCommitTimestamp(200L), add("b")), mtime = Some(8000000L))
+    writeCommit(t, 2, Seq(CommitInfo.empty.withInCommitTimestamp(300L), add("c")), mtime = Some(7000000L))
+    val log = DeltaLog.uncached(t.toString, conf)
+    assertEquals(1L, log.snapshotAtTimestamp(250L).version)
+    assertEquals(2L, log.snapshotAtTimestamp(300L).version)
+    assertEquals(300L, log.snapshot().timestamp)
+    assertEquals(200L, log.snapshotAt(1).timestamp)
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Conformance corpus
+
+  private def corpusRoot: java.nio.file.Path = {
+    val root = Option(System.getProperty("deltalog.repo.root")).getOrElse(System.getProperty("user.dir"))
+    Paths.get(root).resolve("../shared/conformance").normalize()
+  }
+
+  @Test def conformanceCorpus(): Unit = {
+    val root = corpusRoot
+    val manifestFile = root.resolve("manifest.json")
+    if (!Files.isRegularFile(manifestFile)) {
+      println(s"conformance corpus not found at $root; skipped")
+      return
+    }
+    val manifest = new ObjectMapper().readTree(manifestFile.toFile)
+    val failures = Vector.newBuilder[String]
+    var passed = 0
+    var total = 0
+    val t0 = System.nanoTime()
+    manifest.elements().asScala.foreach { e =>
+      total += 1
+      val id = e.get("id").asText()
+      val path = root.resolve(e.get("table_path").asText()).toString
+      val mustFail = e.get("must_fail").asBoolean(false)
+      val readerDependent = Option(e.get("exercises")).exists(_.elements().asScala.exists(_.asText() == "outcome-reader-dependent"))
+      val outcome: Either[Throwable, (Long, Long, Long)] =
+        try {
+          val s = DeltaLog.uncached(path, conf).snapshot()
+          Right((s.version, s.numFiles, s.allFiles.size.toLong))
+        } catch { case ex: Throwable => Left(ex) }
+      val problem: Option[String] = (mustFail, outcome) match {
+        case (true, Left(_: DeltalogException)) => None
+        case (true, Left(ex)) => Some(s"must fail with a DeltalogException, got $ex")
+        case (true, Right(r)) => Some(s"must fail (${e.get("fail_reason").asText()}) but loaded $r")
+        case (false, Left(_: DeltalogException)) if readerDependent => None
+        case (false, Left(ex)) => Some(s"failed: $ex")
+        case (false, Right((v, n, iterated))) =>
+          val ev = e.get("version").asLong()
+          val ef = e.get("live_files").asLong()
+          if (v != ev || n != ef || iterated != ef) Some(s"version $v (expected $ev), numFiles $n / iterated $iterated (expected $ef)")
+          else None
+      }
+      problem match {
+        case None => passed += 1
+        case Some(p) => failures += s"$id: $p"
+      }
+    }
+    val ms = (System.nanoTime() - t0) / 1000000
+    val f = failures.result()
+    println(s"conformance corpus: $passed / $total passed in $ms ms")
+    f.foreach(x => println(s"  FAIL $x"))
+    assertTrue(f.isEmpty, s"${f.size} corpus tables failed:\n${f.mkString("\n")}")
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // 1M-add synthetic checkpoint (timing and heap printed, nothing asserted about them)
+
+  @Test def millionAddCheckpointLoad(): Unit = withTable { t =>
+    val n = Option(System.getProperty("deltalog.test.bigCheckpointFiles")).map(_.toInt).getOrElse(100000)
+    val stats = "{\"numRecords\":1000,\"minValues\":{\"id\":1,\"name\":\"aaaaaaaaaaaaaaaaaaaa\",\"ts\":\"2024-01-01T00:00:00.000Z\"}," +
+      "\"maxValues\":{\"id\":100000,\"name\":\"zzzzzzzzzzzzzzzzzzzz\",\"ts\":\"2024-12-31T23:59:59.999Z\"}," +
+      "\"nullCount\":{\"id\":0,\"name\":0,\"ts\":0},\"tightBounds\":true,\"pad\":\"" + ("x" * 60) + "\"}"
+    val head = Iterator[Action](protocol12, meta())
+    val files = Iterator.range(0, n).map { i =>
+      AddFile(f"part-$i%08d-7c1f0e3a-2b4d-4e8a-9f1b-3c5d7e9a1b2c.c000.snappy.parquet", Map.empty, 1000L + i,
+        1700000000000L, dataChange = false, stats = Some(stats.replace("\"id\":100000", s"\"id\":${100000 + i}")))
+    }
+    val tw = System.nanoTime()
+    val logPath = hadoopPath(logDir(t))
+    CheckpointWriter.write(conf, logPath, 0L, head ++ files)
+    println(s"1M checkpoint: wrote $n adds in ${(System.nanoTime() - tw) / 1000000} ms " +
+      s"(stats ${stats.length} chars)")
+    val rt = Runtime.getRuntime
+    for (round <- 1 to 2) {
+      System.gc(); Thread.sleep(200)
+      val before = rt.totalMemory() - rt.freeMemory()
+      val t0 = System.nanoTime()
+      val snap = DeltaLog.uncached(t.toString, conf).snapshot()
+      val numFiles = snap.numFiles
+      val loadMs = (System.nanoTime() - t0) / 1000000
+      System.gc(); Thread.sleep(200)
+      val after = rt.totalMemory() - rt.freeMemory()
+      assertEquals(n.toLong, numFiles)
+      println(s"1M checkpoint: round $round loaded $numFiles files in $loadMs ms; " +
+        s"retained heap ~${(after - before) / (1024 * 1024)} MB (used after load ${after / (1024 * 1024)} MB)")
+      val ti = System.nanoTime()
+      var total = 0L
+      snap.allFiles.foreach(a => total += a.size)
+      println(s"1M checkpoint: iterated allFiles in ${(System.nanoTime() - ti) / 1000000} ms")
+      assertEquals(snap.sizeInBytes, total)
+    }
+  }
+}

@@ -1,0 +1,132 @@
+package io.deltalog.log
+
+import java.io.{File, FileNotFoundException, IOException}
+import java.nio.charset.StandardCharsets
+import java.nio.file.{FileAlreadyExistsException, Files}
+
+import io.deltalog.exceptions.CorruptLogFileException
+import org.apache.hadoop.fs.Path
+import org.junit.jupiter.api.Assertions._
+import org.junit.jupiter.api.Test
+
+class LogStoreSuite {
+  import LogTestFiles._
+
+  private val store = LogStore(fs)
+
+  private def bytes(s: String) = s.getBytes(StandardCharsets.UTF_8)
+
+  @Test def listFromIsSortedAndStartsAtPrefix(): Unit = {
+    val (_, log) = newTable()
+    Seq(3L, 1L, 0L, 2L, 10L).foreach(v => commit(log, v))
+    classicCheckpoint(log, 2)
+    put(log, "00000000000000000002.crc")
+    put(log, "_last_checkpoint", """{"version":2,"size":1}""")
+    put(log, ".00000000000000000011.json.abc.tmp")
+    new File(new File(log.toUri), "_sidecars").mkdirs()
+    val names = store.listFrom(log, 2).map(_.getPath.getName).toSeq
+    assertEquals(Seq(
+      "00000000000000000002.checkpoint.parquet", "00000000000000000002.crc", "00000000000000000002.json",
+      "00000000000000000003.json", "00000000000000000010.json", "_last_checkpoint"), names)
+    assertEquals(7, store.listFrom(log, 0).count(n => FileNames.parse(n.getPath).isDefined))
+    assertEquals(Nil, store.listFrom(log, 11).filter(s => FileNames.parse(s).isDefined).toSeq)
+  }
+
+  @Test def listFromMissingDirThrows(): Unit = {
+    val (dir, _) = newTable()
+    assertThrows(classOf[FileNotFoundException], () => store.listFrom(new Path(new File(dir, "nope").toURI), 0))
+  }
+
+  @Test def readLinesToleratesMissingFinalNewlineAndCrLf(): Unit = {
+    val (_, log) = newTable()
+    put(log, "a.json", "{\"a\":1}\r\n{\"b\":\"é\"}\n\n{\"c\":3}")
+    val it = store.readLines(new Path(log, "a.json"))
+    assertEquals(Seq("{\"a\":1}", "{\"b\":\"é\"}", "", "{\"c\":3}"), it.toSeq)
+    assertFalse(it.hasNext)
+    put(log, "empty.json", "")
+    assertEquals(Nil, store.readLines(new Path(log, "empty.json")).toSeq)
+    put(log, "one.json", "x\n")
+    assertEquals(Seq("x"), store.readLines(new Path(log, "one.json")).toSeq)
+  }
+
+  @Test def readLinesRejectsInvalidUtf8(): Unit = {
+    val (_, log) = newTable()
+    val f = new File(new File(log.toUri), "bad.json")
+    Files.write(f.toPath, Array[Byte]('{', 0xC3.toByte, 0x28, '}', '\n'))
+    val e = assertThrows(classOf[CorruptLogFileException], () => store.readLines(new Path(log, "bad.json")).toSeq)
+    assertTrue(e.getMessage.contains("bad.json"))
+    assertThrows(classOf[CorruptLogFileException], () => store.readAll(new Path(log, "bad.json")))
+  }
+
+  @Test def readBytesAndExists(): Unit = {
+    val (_, log) = newTable()
+    put(log, "b.bin", "hello")
+    assertArrayEquals(bytes("hello"), store.readBytes(new Path(log, "b.bin")))
+    assertEquals("hello", store.readAll(new Path(log, "b.bin")))
+    assertTrue(store.exists(new Path(log, "b.bin")))
+    assertFalse(store.exists(new Path(log, "c.bin")))
+  }
+
+  @Test def writeAtomicallyCreatesAndLeavesNoTemp(): Unit = {
+    val (_, log) = newTable()
+    val p = FileNames.deltaFile(log, 0)
+    store.writeAtomically(p, overwrite = false)(_.write(bytes("v0\n")))
+    assertEquals("v0\n", store.readAll(p))
+    assertEquals(Seq("00000000000000000000.json"), listNames(log))
+  }
+
+  @Test def writeAtomicallyWithoutOverwriteNeverReplaces(): Unit = {
+    val (_, log) = newTable()
+    val p = FileNames.deltaFile(log, 0)
+    store.writeAtomically(p, overwrite = false)(_.write(bytes("first")))
+    assertThrows(classOf[FileAlreadyExistsException], () =>
+      store.writeAtomically(p, overwrite = false) (_.write(bytes("second"))))
+    assertEquals("first", store.readAll(p))
+    assertEquals(Seq("00000000000000000000.json"), listNames(log))
+    // Target appearing while the temp file is being written (a racing writer) is not replaced either.
+    val q = FileNames.deltaFile(log, 1)
+    assertThrows(classOf[FileAlreadyExistsException], () =>
+      store.writeAtomically(q, overwrite = false) { out =>
+        out.write(bytes("loser"))
+        Files.write(new File(q.toUri).toPath, bytes("winner"))
+      })
+    assertEquals("winner", store.readAll(q))
+    assertEquals(Seq("00000000000000000000.json", "00000000000000000001.json"), listNames(log))
+  }
+
+  @Test def writeAtomicallyOverwriteReplaces(): Unit = {
+    val (_, log) = newTable()
+    val p = FileNames.lastCheckpointFile(log)
+    store.writeAtomically(p, overwrite = true)(_.write(bytes("a")))
+    store.writeAtomically(p, overwrite = true)(_.write(bytes("bb")))
+    assertEquals("bb", store.readAll(p))
+    assertEquals(Seq("_last_checkpoint"), listNames(log))
+  }
+
+  @Test def writeAtomicallyRemovesTempOnFailure(): Unit = {
+    val (_, log) = newTable()
+    val p = FileNames.checkpointFileSingular(log, 3)
+    val e = assertThrows(classOf[IOException], () =>
+      store.writeAtomically(p, overwrite = false) { out => out.write(bytes("partial")); throw new IOException("boom") })
+    assertEquals("boom", e.getMessage)
+    assertEquals(Nil, listNames(log))
+    assertFalse(store.exists(p))
+  }
+
+  @Test def crashedTempFileIsIgnoredByListingAndSegments(): Unit = {
+    val (_, log) = newTable()
+    commit(log, 0)
+    // What a crash mid-write of commit 1 leaves behind.
+    put(log, s".${FileNames.deltaFile(log, 1).getName}.0b7e7a5e-1111-2222-3333-444455556666.tmp", "{\"add\":")
+    assertEquals(Seq("00000000000000000000.json"), store.listFrom(log, 0).map(_.getPath.getName).toSeq)
+    assertEquals(0L, LogSegmentBuilder.build(fs, log, None, None).version)
+  }
+
+  @Test def writeAtomicallyCreatesParentDirectory(): Unit = {
+    val (_, log) = newTable()
+    val p = FileNames.sidecarPath(log, "s.parquet")
+    store.writeAtomically(p, overwrite = false)(_.write(bytes("PAR1")))
+    assertTrue(store.exists(p))
+    assertEquals(Seq("s.parquet"), Option(new File(new File(log.toUri), "_sidecars").list()).get.toSeq)
+  }
+}

@@ -1,0 +1,173 @@
+"""DeltaTable.forPath against tables written by another engine (delta-rs), checkpoints both ways,
+time travel, and the typed errors of the read path."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable as RsTable
+from deltalake import write_deltalake
+
+from deltalog.exceptions import (
+    ActionParseError,
+    TableNotFoundError,
+    TimestampOutOfRangeError,
+    UnsupportedTableFeatureError,
+    VersionNotContiguousError,
+    VersionNotFoundError,
+)
+from deltalog.tables import DeltaTable
+
+CITIES = ["New York", "a:b", "100%", "x=y", "Zürich", None]
+
+
+def _rs_adds(path) -> dict:
+    t = pa.table(RsTable(str(path)).get_add_actions(flatten=False))
+    return {p: s for p, s in zip(t.column("path").to_pylist(), t.column("size_bytes").to_pylist())}
+
+
+def _commit_mtimes(path: Path, base_ms: int, step_ms: int) -> None:
+    log = path / "_delta_log"
+    for f in sorted(log.glob("*.json")):
+        v = int(f.name.split(".")[0])
+        t = (base_ms + v * step_ms) / 1000
+        os.utime(f, (t, t))
+
+
+@pytest.fixture()
+def rs_table(tmp_path):
+    path = tmp_path / "rs"
+    for i, city in enumerate(CITIES):
+        write_deltalake(str(path), pa.table({"id": pa.array([i, i + 100], pa.int64()),
+                                             "city": pa.array([city, city], pa.string())}),
+                        mode="append", partition_by=["city"])
+    return path
+
+
+def test_reads_a_delta_rs_table(spark, rs_table):
+    DeltaTable.clearCache(spark)
+    dt = DeltaTable.forPath(spark, str(rs_table))
+    assert dt.version() == len(CITIES) - 1
+    files = dt.filesArrow()
+    assert dict(zip(files.column("path").to_pylist(), files.column("size").to_pylist())) == _rs_adds(rs_table)
+    pvs = {dict(pv)["city"] for pv in files.column("partitionValues").to_pylist()}
+    assert pvs == set(CITIES)
+    assert dt.protocol().simpleString == "1,2"
+    assert dt.partitionColumns() == ["city"]
+    assert [f.name for f in dt.schema().fields] == ["id", "city"]
+    snap = dt.snapshot()
+    assert snap.numFiles == len(CITIES) and snap.sizeInBytes == sum(_rs_adds(rs_table).values())
+    df = dt.files()
+    assert df.count() == len(CITIES)
+
+
+def test_time_travel_by_version_and_timestamp(spark, rs_table):
+    _commit_mtimes(rs_table, 1_700_000_000_000, 60_000)
+    DeltaTable.clearCache(spark)
+    assert DeltaTable.forPath(spark, str(rs_table), version=0).filesArrow().num_rows == 1
+    assert DeltaTable.forPath(spark, str(rs_table), version=2).snapshot().numFiles == 3
+    at = DeltaTable.forPath(spark, str(rs_table), timestamp=1_700_000_000_000 + 2 * 60_000 + 30_000)
+    assert at.version() == 2
+    assert DeltaTable.forPath(spark, str(rs_table), timestamp="2023-11-14 22:15:00").version() == 1
+    with pytest.raises(VersionNotFoundError) as info:
+        DeltaTable.forPath(spark, str(rs_table), version=99)
+    assert "99" in str(info.value) and str(len(CITIES) - 1) in str(info.value)
+    with pytest.raises(TimestampOutOfRangeError):
+        DeltaTable.forPath(spark, str(rs_table), timestamp=1_600_000_000_000)
+
+
+def test_removes_become_tombstones(spark, tmp_path):
+    path = tmp_path / "del"
+    write_deltalake(str(path), pa.table({"id": pa.array(range(10), pa.int64())}))
+    write_deltalake(str(path), pa.table({"id": pa.array(range(10, 20), pa.int64())}), mode="append")
+    RsTable(str(path)).delete("id >= 10")
+    DeltaTable.clearCache(spark)
+    dt = DeltaTable.forPath(spark, str(path))
+    assert dt.version() == 2
+    assert dt.filesArrow().num_rows == len(_rs_adds(path))
+    assert dt.tombstonesArrow().num_rows >= 1
+
+
+def test_delta_rs_checkpoint_is_read(spark, rs_table):
+    RsTable(str(rs_table)).create_checkpoint()
+    write_deltalake(str(rs_table), pa.table({"id": pa.array([7], pa.int64()), "city": ["after"]}),
+                    mode="append", partition_by=["city"])
+    DeltaTable.clearCache(spark)
+    dt = DeltaTable.forPath(spark, str(rs_table))
+    assert dt.version() == len(CITIES)
+    assert set(dt.filesArrow().column("path").to_pylist()) == set(_rs_adds(rs_table))
+
+
+def test_deltalog_checkpoint_is_read_by_delta_rs(spark, rs_table):
+    DeltaTable.clearCache(spark)
+    DeltaTable.forPath(spark, str(rs_table)).checkpoint()
+    log = rs_table / "_delta_log"
+    cp = log / f"{len(CITIES) - 1:020d}.checkpoint.parquet"
+    assert cp.exists()
+    assert json.loads((log / "_last_checkpoint").read_text())["version"] == len(CITIES) - 1
+    # delta-rs must see the same table from our checkpoint alone.
+    for f in log.glob("*.json"):
+        if int(f.name.split(".")[0]) < len(CITIES) - 1:
+            f.unlink()
+    rs = RsTable(str(rs_table))
+    assert rs.version() == len(CITIES) - 1
+    DeltaTable.clearCache(spark)
+    ours = DeltaTable.forPath(spark, str(rs_table)).filesArrow()
+    assert set(ours.column("path").to_pylist()) == set(_rs_adds(rs_table))
+
+
+def test_incremental_update_sees_new_commits(spark, rs_table):
+    DeltaTable.clearCache(spark)
+    first = DeltaTable.forPath(spark, str(rs_table))
+    write_deltalake(str(rs_table), pa.table({"id": pa.array([1], pa.int64()), "city": ["new"]}),
+                    mode="append", partition_by=["city"])
+    second = DeltaTable.forPath(spark, str(rs_table))
+    assert second.version() == first.version() + 1
+    assert second.filesArrow().num_rows == first.filesArrow().num_rows + 1
+
+
+def test_not_a_table(spark, tmp_path):
+    with pytest.raises(TableNotFoundError) as info:
+        DeltaTable.forPath(spark, str(tmp_path / "nothing"))
+    assert "nothing" in str(info.value)
+
+
+def test_unsupported_reader_feature_is_named(spark, rs_table):
+    log = rs_table / "_delta_log"
+    v = len(CITIES)
+    (log / f"{v:020d}.json").write_text(json.dumps({"protocol": {
+        "minReaderVersion": 3, "minWriterVersion": 7,
+        "readerFeatures": ["futureFeature"], "writerFeatures": ["futureFeature"]}}) + "\n")
+    DeltaTable.clearCache(spark)
+    with pytest.raises(UnsupportedTableFeatureError) as info:
+        DeltaTable.forPath(spark, str(rs_table)).filesArrow()
+    assert info.value.unsupportedFeatures == ["futureFeature"]
+
+
+def test_malformed_commit_names_file_and_line(spark, rs_table):
+    log = rs_table / "_delta_log"
+    bad = log / f"{len(CITIES):020d}.json"
+    bad.write_text('{"commitInfo":{}}\n{"add":{"path":"x.parquet","size":"big"}}\n')
+    DeltaTable.clearCache(spark)
+    with pytest.raises(ActionParseError) as info:
+        DeltaTable.forPath(spark, str(rs_table)).filesArrow()
+    assert bad.name in str(info.value) and "line 2" in str(info.value) and "add.size" in str(info.value)
+
+
+def test_missing_commit_is_named(spark, rs_table):
+    (rs_table / "_delta_log" / f"{2:020d}.json").unlink()
+    DeltaTable.clearCache(spark)
+    with pytest.raises(VersionNotContiguousError) as info:
+        DeltaTable.forPath(spark, str(rs_table))
+    assert "2" in str(info.value)
+
+
+def test_copy_of_table_is_independent(spark, rs_table, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(rs_table, copy)
+    DeltaTable.clearCache(spark)
+    assert DeltaTable.forPath(spark, str(copy)).version() == DeltaTable.forPath(spark, str(rs_table)).version()
