@@ -112,7 +112,63 @@ def main() -> None:
     print(text, end="")
     again = serializeActions(parseActions(text, file="00000000000000000000.json"))
     print("parse -> serialize round trip identical:", again == text)
+
+    _demo_read(spark)
     spark.stop()
+
+
+def _demo_read(spark) -> None:
+    """Build a small table (log written with deltalog.actions, data with pyarrow), then read it."""
+    import shutil
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from deltalog.actions import parseAction
+    from deltalog.tables import DeltaTable
+
+    _title("6. Reading a table: snapshot, files, time travel, checkpoint")
+    root = tempfile.mkdtemp(prefix="deltalog-demo-")
+    log = os.path.join(root, "_delta_log")
+    os.makedirs(log)
+    schema = json.dumps({"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": True, "metadata": {}},
+        {"name": "city", "type": "string", "nullable": True, "metadata": {}}]}, separators=(",", ":"))
+    meta = Metadata(id=str(uuid.uuid4()), schemaString=schema, format=Format(), partitionColumns=["city"],
+                    configuration={}, createdTime=1_700_000_000_000)
+    t0 = 1_700_000_000_000
+    for version, city in enumerate(["New York", "Zürich", "a:b"]):
+        rel = f"city={city.replace(':', '%3A')}/part-{version:05d}.parquet"
+        os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+        pq.write_table(pa.table({"id": pa.array(range(version * 10, version * 10 + 10), pa.int64())}),
+                       os.path.join(root, rel))
+        add = AddFile(path=encodePath(rel), partitionValues={"city": city},
+                      size=os.path.getsize(os.path.join(root, rel)), modificationTime=t0, dataChange=True,
+                      stats=json.dumps({"numRecords": 10}, separators=(",", ":")))
+        actions = [CommitInfo.of(timestamp=t0 + version * 60_000, operation="WRITE")]
+        if version == 0:
+            actions += [Protocol.forNewTable(meta), meta]
+        actions.append(add)
+        if version == 2:  # the third commit also removes the first file
+            first = parseAction(open(os.path.join(log, f"{0:020d}.json")).read().splitlines()[-1])
+            actions.append(first.remove(deletionTimestamp=t0 + version * 60_000))
+        path = os.path.join(log, f"{version:020d}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(serializeActions(actions))
+        os.utime(path, ((t0 + version * 60_000) / 1000,) * 2)
+
+    dt = DeltaTable.forPath(spark, root)
+    print(f"table {root}: version {dt.version()}, protocol {dt.protocol().simpleString}")
+    print("schema:", dt.schema().simpleString(), "partitioned by", dt.partitionColumns())
+    dt.files().select("path", "partitionValues", "size").show(truncate=False)
+    print("tombstones:", dt.tombstonesArrow().column("path").to_pylist())
+    print("version 0 had", DeltaTable.forPath(spark, root, version=0).snapshot().numFiles, "file(s);",
+          "at", "2023-11-14T22:14:30Z", "the table was at version",
+          DeltaTable.forPath(spark, root, timestamp="2023-11-14T22:14:30Z").version())
+    dt.checkpoint()
+    print("checkpoint written:", sorted(n for n in os.listdir(log) if "checkpoint" in n))
+    shutil.rmtree(root)
 
 
 if __name__ == "__main__":
