@@ -110,3 +110,115 @@ ERROR_CLASSES = {
     "DELTA_UNSUPPORTED_FEATURES_FOR_READ": UnsupportedTableFeatureError,
     "DELTA_UNSUPPORTED_FEATURES_FOR_WRITE": UnsupportedTableFeatureError,
 }
+
+
+# =============================================================================================
+# Transactions (io.deltalog.txn). A real hierarchy: ``except DeltaConcurrentModificationException``
+# catches every conflict a commit can lose with (delta-spark's Python classes do not all share a
+# base, so a generic handler there misses some).
+
+
+class DeltaConcurrentModificationException(DeltalogError):
+    """A concurrent commit conflicts with this transaction; the commit was not written.
+
+    The transaction is finished: start a new one (it reads the winning commits) and retry.
+    """
+
+    errorClass = "DELTA_CONCURRENT_MODIFICATION"
+    #: Table path, the winning commit's version (-1 when unknown), and where known the partition
+    #: and file the conflict is about (set when raised by the engine).
+    table: Optional[str] = None
+    winningVersion: int = -1
+    partition: Optional[str] = None
+    file: Optional[str] = None
+
+    def __init__(self, errorClass: str, message: str) -> None:
+        super().__init__(errorClass, message)
+
+
+class ConcurrentWriteException(DeltaConcurrentModificationException):
+    """A concurrent transaction wrote to a table this one read (generic conflict)."""
+
+
+class MetadataChangedException(DeltaConcurrentModificationException):
+    """A concurrent transaction changed the table metadata (schema, properties, partitioning)."""
+
+
+class ProtocolChangedException(DeltaConcurrentModificationException):
+    """A concurrent transaction changed the table protocol (or created the table first)."""
+
+
+class ConcurrentAppendException(DeltaConcurrentModificationException):
+    """A concurrent transaction added files into data (a partition) this transaction read."""
+
+
+class ConcurrentDeleteReadException(DeltaConcurrentModificationException):
+    """A concurrent transaction deleted a file this transaction read."""
+
+
+class ConcurrentDeleteDeleteException(DeltaConcurrentModificationException):
+    """A concurrent transaction deleted a file this transaction also deletes."""
+
+
+class ConcurrentTransactionException(DeltaConcurrentModificationException):
+    """A concurrent transaction committed with the same application id (``txn`` action)."""
+
+
+class MaxCommitAttemptsExceededException(ConcurrentWriteException):
+    """The commit was retried ``deltalog.maxCommitAttempts`` times; concurrent writers kept winning."""
+
+
+class InvalidCommitError(DeltalogError, ValueError):
+    """A commit breaks a rule of the table or the protocol before it is written (partition values
+    not matching the partition columns, duplicate txn app ids, ...). Nothing was written."""
+
+
+class AppendOnlyTableError(InvalidCommitError):
+    """``delta.appendOnly = true`` and the commit removes data."""
+
+
+class InvalidPredicateError(DeltalogError, ValueError):
+    """A predicate (e.g. of ``filterFiles``) cannot be parsed, references a column that is not a
+    partition column, or compares values of incompatible types."""
+
+
+class InvalidPartitionValueError(DeltalogError, ValueError):
+    """A stored partition value does not parse as its column's type."""
+
+
+class PostCommitHookFailedError(DeltalogError):
+    """The commit succeeded but a post-commit hook (e.g. the symlink manifest) failed."""
+
+
+ERROR_CLASSES.update({
+    "DELTA_CONCURRENT_WRITE": ConcurrentWriteException,
+    "DELTA_METADATA_CHANGED": MetadataChangedException,
+    "DELTA_PROTOCOL_CHANGED": ProtocolChangedException,
+    "DELTA_CONCURRENT_APPEND": ConcurrentAppendException,
+    "DELTA_CONCURRENT_DELETE_READ": ConcurrentDeleteReadException,
+    "DELTA_CONCURRENT_DELETE_DELETE": ConcurrentDeleteDeleteException,
+    "DELTA_CONCURRENT_TRANSACTION": ConcurrentTransactionException,
+    "DELTA_MAX_COMMIT_RETRIES_EXCEEDED": MaxCommitAttemptsExceededException,
+    "DELTA_APPEND_ONLY_TABLE": AppendOnlyTableError,
+    "DELTA_METADATA_ABSENT": InvalidCommitError,
+    "DELTA_MULTIPLE_PROTOCOL_ACTIONS": InvalidCommitError,
+    "DELTA_DUPLICATE_TXN_APP_ID": InvalidCommitError,
+    "DELTA_INVALID_PARTITIONING_SCHEMA": InvalidCommitError,
+    "DELTA_DUPLICATE_ACTIONS_FOUND": InvalidCommitError,
+    "DELTA_DOMAIN_METADATA_NOT_SUPPORTED": InvalidCommitError,
+    "DELTA_DUPLICATE_DOMAIN_METADATA": InvalidCommitError,
+    "DELTA_INVALID_PREDICATE": InvalidPredicateError,
+    "DELTA_PREDICATE_TYPE_MISMATCH": InvalidPredicateError,
+    "DELTA_INVALID_PARTITION_VALUE": InvalidPartitionValueError,
+    "DELTA_POST_COMMIT_HOOK_FAILED": PostCommitHookFailedError,
+})
+
+# JVM exception class -> Python class, for error classes not listed above (so that a new conflict
+# error class of the engine is still caught by ``except DeltaConcurrentModificationException``).
+JVM_CLASS_FALLBACKS = (
+    ("io.deltalog.exceptions.ConcurrentWriteException", ConcurrentWriteException),
+    ("io.deltalog.exceptions.DeltaConcurrentModificationException", DeltaConcurrentModificationException),
+    ("io.deltalog.exceptions.InvalidCommitException", InvalidCommitError),
+    ("io.deltalog.exceptions.DeltalogAssertionError", DeltalogAssertionError),
+    ("io.deltalog.exceptions.DeltalogException", DeltalogError),
+)

@@ -166,11 +166,25 @@ class DeltaTable:
         return Snapshot(self.version(), self.timestamp(), self.protocol(), self.metadata(),
                         int(_call(self._handle.numFiles)), int(_call(self._handle.sizeInBytes)))
 
+    def _arrow(self, method: str) -> Any:
+        # Large states do not fit through py4j as one byte[] (it is base64-encoded on the socket):
+        # the JVM writes an Arrow IPC stream into a private temp file that is memory-mapped here.
+        import tempfile
+
+        import pyarrow as pa
+        fd, path = tempfile.mkstemp(prefix="deltalog-", suffix=".arrows")
+        os.close(fd)
+        try:
+            _call(getattr(self._handle, method), path)
+            # The mapping stays alive as long as the table's buffers reference it; unlinking the
+            # file below only removes its name.
+            return pa.ipc.open_stream(pa.memory_map(path)).read_all()
+        finally:
+            os.unlink(path)
+
     def filesArrow(self) -> Any:
         """The live files (``add`` actions) as a pyarrow Table."""
-        import pyarrow as pa
-        data = _call(self._handle.filesArrow)
-        return pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all()
+        return self._arrow("filesArrowToFile")
 
     def files(self) -> Any:
         """The live files as a Spark DataFrame (path, partitionValues, size, ..., stats, deletionVector)."""
@@ -178,9 +192,7 @@ class DeltaTable:
 
     def tombstonesArrow(self) -> Any:
         """The unexpired ``remove`` tombstones as a pyarrow Table."""
-        import pyarrow as pa
-        data = _call(self._handle.tombstonesArrow)
-        return pa.ipc.open_stream(pa.py_buffer(bytes(data))).read_all()
+        return self._arrow("tombstonesArrowToFile")
 
     def tombstones(self) -> Any:
         return self._spark.createDataFrame(self.tombstonesArrow())
@@ -198,6 +210,20 @@ class DeltaTable:
     def checkpoint(self) -> None:
         """Write a checkpoint for this version (and update ``_last_checkpoint``)."""
         _call(self._handle.checkpoint)
+
+    # ------------------------------------------------------------------ transactions
+    def startTransaction(self) -> Any:
+        """A new :class:`deltalog.txn.OptimisticTransaction` on the latest version of this table
+        (not on the version this DeltaTable was opened at: commits always go on top of the log)."""
+        from deltalog.txn import OptimisticTransaction
+        return OptimisticTransaction.forPath(self._spark, self._path)
+
+    @classmethod
+    def createTransaction(cls, spark: Any, path: Union[str, "os.PathLike[str]"]) -> Any:
+        """A transaction for a table that may not exist yet at ``path`` (``readVersion() == -1``):
+        call ``updateMetadata`` and commit with a protocol (``Protocol.forNewTable``)."""
+        from deltalog.txn import OptimisticTransaction
+        return OptimisticTransaction.forNewTable(spark, path)
 
     def __repr__(self) -> str:
         return f"DeltaTable({self._path!r}, version={self.version()})"

@@ -1,6 +1,6 @@
 package io.deltalog.api
 
-import java.io.ByteArrayOutputStream
+import java.io.{BufferedOutputStream, ByteArrayOutputStream, FileOutputStream, OutputStream}
 import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.jdk.CollectionConverters._
@@ -47,7 +47,28 @@ object FilesArrow {
     int64("baseRowId"), int64("defaultRowCommitVersion")).asJava)
 
   /** The live files as an Arrow IPC stream (record batches of up to 64k rows). */
-  def adds(files: Iterator[AddFile]): Array[Byte] = write(addSchema, files) { (root, i, a) =>
+  def adds(files: Iterator[AddFile]): Array[Byte] = toBytes(out => writeAdds(files, out))
+
+  /** The tombstones as an Arrow IPC stream. */
+  def removes(files: Iterator[RemoveFile]): Array[Byte] = toBytes(out => writeRemoves(files, out))
+
+  /** Writes the live files as an Arrow IPC stream into `file` (large states: no byte[] through py4j). */
+  def addsToFile(files: Iterator[AddFile], file: String): Unit = toFile(file)(out => writeAdds(files, out))
+
+  def removesToFile(files: Iterator[RemoveFile], file: String): Unit = toFile(file)(out => writeRemoves(files, out))
+
+  private def toBytes(f: OutputStream => Unit): Array[Byte] = {
+    val out = new ByteArrayOutputStream()
+    f(out)
+    out.toByteArray
+  }
+
+  private def toFile(file: String)(f: OutputStream => Unit): Unit = {
+    val out = new BufferedOutputStream(new FileOutputStream(file), 1 << 20)
+    try f(out) finally out.close()
+  }
+
+  def writeAdds(files: Iterator[AddFile], out: OutputStream): Unit = write(addSchema, files, out) { (root, i, a) =>
     setString(root, "path", i, a.path)
     setMap(root, "partitionValues", i, Some(a.partitionValues))
     root.getVector("size").asInstanceOf[BigIntVector].setSafe(i, a.size)
@@ -61,8 +82,7 @@ object FilesArrow {
     setString(root, "clusteringProvider", i, a.clusteringProvider.orNull)
   }
 
-  /** The tombstones as an Arrow IPC stream. */
-  def removes(files: Iterator[RemoveFile]): Array[Byte] = write(removeSchema, files) { (root, i, r) =>
+  def writeRemoves(files: Iterator[RemoveFile], out: OutputStream): Unit = write(removeSchema, files, out) { (root, i, r) =>
     setString(root, "path", i, r.path)
     setLong(root, "deletionTimestamp", i, r.deletionTimestamp)
     setBool(root, "dataChange", i, Some(r.dataChange))
@@ -74,12 +94,12 @@ object FilesArrow {
     setLong(root, "defaultRowCommitVersion", i, r.defaultRowCommitVersion)
   }
 
-  private def write[T](schema: Schema, rows: Iterator[T])(fill: (VectorSchemaRoot, Int, T) => Unit): Array[Byte] = {
+  private def write[T](schema: Schema, rows: Iterator[T], out: OutputStream)(
+      fill: (VectorSchemaRoot, Int, T) => Unit): Unit = {
     val allocator = new RootAllocator(Long.MaxValue)
     try {
       val root = VectorSchemaRoot.create(schema, allocator)
       try {
-        val out = new ByteArrayOutputStream()
         val writer = new ArrowStreamWriter(root, null, out)
         writer.start()
         var wroteAny = false
@@ -96,8 +116,7 @@ object FilesArrow {
           wroteAny = true
         }
         writer.end()
-        writer.close()
-        out.toByteArray
+        out.flush()
       } finally root.close()
     } finally allocator.close()
   }

@@ -15,12 +15,16 @@ object TableApi {
   // re-opening a table only reads the commits written since (incremental update).
   @volatile private var conf: Configuration = _
 
-  private def hadoopConf(): Configuration = synchronized {
+  /** The shared Configuration (also used by [[TxnApi]], so both see the same cached DeltaLog). */
+  private[api] def hadoopConf(): Configuration = synchronized {
     if (conf == null) {
       conf = SparkSession.getActiveSession.map(_.sessionState.newHadoopConf()).getOrElse(new Configuration())
     }
     conf
   }
+
+  /** The cached `DeltaLog` of `path` under the shared Configuration. */
+  private[api] def deltaLog(path: String): DeltaLog = DeltaLog.forTable(path, hadoopConf())
 
   def forPath(path: String): SnapshotHandle = {
     val log = DeltaLog.forTable(path, hadoopConf())
@@ -53,6 +57,9 @@ class SnapshotHandle(val deltaLog: DeltaLog, val snapshot: Snapshot) {
   def sizeInBytes: Long = snapshot.sizeInBytes
   def filesArrow: Array[Byte] = FilesArrow.adds(snapshot.allFiles)
   def tombstonesArrow: Array[Byte] = FilesArrow.removes(snapshot.tombstones)
+  /** Same as [[filesArrow]], written into `file` (Python memory-maps it: no copy through py4j). */
+  def filesArrowToFile(file: String): Unit = FilesArrow.addsToFile(snapshot.allFiles, file)
+  def tombstonesArrowToFile(file: String): Unit = FilesArrow.removesToFile(snapshot.tombstones, file)
   def setTransactionsJson: String = jsonArray(snapshot.setTransactions)
   def domainMetadataJson: String = jsonArray(snapshot.domainMetadata)
   /** Writes a checkpoint of this snapshot and updates `_last_checkpoint`. */

@@ -187,6 +187,20 @@ final class DeltaLog private[log] (
   /** Writes a checkpoint of the latest snapshot. */
   def checkpoint(): CheckpointOutcome = checkpoint(update())
 
+  /**
+   * The snapshot of a table that does not exist yet: version -1, no files, protocol (1,1) and a
+   * metadata with an empty schema. Transactions that create the table start from it; it is never
+   * cached.
+   */
+  def initialSnapshot: Snapshot = {
+    val segment = LogSegment(logPath, -1L, Nil, None, -1L)
+    val protocol = Protocol(1, 1)
+    val metadata = Metadata(schemaString = DeltaLog.EmptySchemaString)
+    val state = () => new SnapshotState(-1L, protocol, metadata, Map.empty, Map.empty, Vector(FileChunk.empty),
+      Vector(null), IndexedSeq.empty, Map.empty, None, replay.fileKeys)
+    new Snapshot(this, segment, Some((protocol, metadata)), None, () => (Some(protocol), Some(metadata), None), state)
+  }
+
   /** Forgets the cached snapshot. */
   def invalidate(): Unit = synchronized { current = null }
 
@@ -197,6 +211,9 @@ object DeltaLog {
   private val log = LoggerFactory.getLogger(classOf[DeltaLog])
 
   private val MaxCached = 64
+
+  /** `schemaString` of a struct without fields (the [[DeltaLog.initialSnapshot]] schema). */
+  val EmptySchemaString: String = """{"type":"struct","fields":[]}"""
 
   /** How many commit file names [[DeltaLog.recentCommitReads]] keeps. */
   val MaxRecordedReads = 1000

@@ -110,14 +110,29 @@ final class LogStore(underlying: FileSystem) {
    * The temp file is deleted on any failure, so a failed write leaves nothing behind; a crash
    * leaves only the hidden temp file, which no reader recognises. The parent directory is
    * created when missing.
+   *
+   * `durable = true` (commits) also makes the result survive a power loss: the temp file's data
+   * is forced to disk (fsync / `hsync`) before it is linked or renamed, and (local FS) the
+   * directory is forced after, so that the new name itself is persistent.
    */
-  def writeAtomically(path: Path, overwrite: Boolean)(write: OutputStream => Unit): Unit = {
-    if (isLocal) writeLocal(path, overwrite, write) else writeHadoop(path, overwrite, write)
+  def writeAtomically(path: Path, overwrite: Boolean, durable: Boolean = false)(write: OutputStream => Unit): Unit = {
+    if (isLocal) writeLocal(path, overwrite, durable, write) else writeHadoop(path, overwrite, durable, write)
   }
 
   private def toNio(path: Path): NioPath = Paths.get(fs.makeQualified(path).toUri)
 
-  private def writeLocal(path: Path, overwrite: Boolean, write: OutputStream => Unit): Unit = {
+  /** fsync of a file or directory; directories that cannot be opened for sync are skipped. */
+  private def forceLocal(p: NioPath, isDir: Boolean): Unit = {
+    try {
+      val ch = java.nio.channels.FileChannel.open(p,
+        if (isDir) StandardOpenOption.READ else StandardOpenOption.WRITE)
+      try ch.force(true) finally ch.close()
+    } catch {
+      case e: IOException if isDir => () // some platforms cannot open or sync directories
+    }
+  }
+
+  private def writeLocal(path: Path, overwrite: Boolean, durable: Boolean, write: OutputStream => Unit): Unit = {
     val target = toNio(path)
     val dir = target.getParent
     Files.createDirectories(dir)
@@ -126,6 +141,7 @@ final class LogStore(underlying: FileSystem) {
     try {
       val out = Files.newOutputStream(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
       try write(out) finally out.close()
+      if (durable) forceLocal(temp, isDir = false)
       if (overwrite) {
         try Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE)
         catch {
@@ -142,6 +158,7 @@ final class LogStore(underlying: FileSystem) {
       }
       // A Hadoop checksum side file from an earlier ChecksumFileSystem write would now be stale.
       Files.deleteIfExists(dir.resolve(s".${target.getFileName}.crc"))
+      if (durable) forceLocal(dir, isDir = true)
     } catch {
       case NonFatal(e) =>
         try Files.deleteIfExists(temp) catch { case NonFatal(s) => e.addSuppressed(s) }
@@ -149,13 +166,16 @@ final class LogStore(underlying: FileSystem) {
     }
   }
 
-  private def writeHadoop(path: Path, overwrite: Boolean, write: OutputStream => Unit): Unit = {
+  private def writeHadoop(path: Path, overwrite: Boolean, durable: Boolean, write: OutputStream => Unit): Unit = {
     val dir = path.getParent
     if (!overwrite && fs.exists(path)) throw new FileAlreadyExistsException(path.toString)
     val temp = new Path(dir, FileNames.tempFileName(path.getName))
     try {
       val out = fs.create(temp, false)
-      try write(out) finally out.close()
+      try {
+        write(out)
+        if (durable) out.hsync()
+      } finally out.close()
       if (!fs.rename(temp, path)) {
         if (!overwrite) {
           if (fs.exists(path)) throw new FileAlreadyExistsException(path.toString)

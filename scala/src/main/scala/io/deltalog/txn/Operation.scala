@@ -1,0 +1,60 @@
+package io.deltalog.txn
+
+import com.fasterxml.jackson.databind.ObjectMapper
+
+/**
+ * What a commit does, recorded in `commitInfo` (`operation`, `operationParameters`,
+ * `operationMetrics`, `userMetadata`).
+ *
+ * @param name        e.g. `WRITE`, `DELETE`
+ * @param parameters  values are JSON-encoded strings, as delta-spark writes them (`"[]"`, `"\"Append\""`)
+ * @param changesData whether the operation changes data (decides the isolation level of commits
+ *                    without data-changing file actions on WriteSerializable tables)
+ */
+final case class Operation(
+    name: String,
+    parameters: Map[String, String] = Map.empty,
+    metrics: Map[String, String] = Map.empty,
+    userMetadata: Option[String] = None,
+    changesData: Boolean = true) {
+  def withMetrics(m: Map[String, String]): Operation = copy(metrics = m)
+  def withUserMetadata(m: String): Operation = copy(userMetadata = Option(m))
+}
+
+/** Constructors for common operations (parameter values JSON-encoded). */
+object Operation {
+  private val mapper = new ObjectMapper()
+  private def js(s: String): String = mapper.writeValueAsString(s)
+  private def jsSeq(s: Seq[String]): String = s.map(js).mkString("[", ",", "]")
+  private def jsMap(m: Map[String, String]): String =
+    m.toSeq.sortBy(_._1).map { case (k, v) => s"${js(k)}:${js(v)}" }.mkString("{", ",", "}")
+
+  /** `WRITE` with `mode` (Append, Overwrite, ...) and the partition columns. */
+  def write(mode: String = "Append", partitionBy: Seq[String] = Nil, predicate: Option[String] = None): Operation =
+    Operation("WRITE", Map("mode" -> mode, "partitionBy" -> jsSeq(partitionBy)) ++
+      predicate.map(p => "predicate" -> jsSeq(Seq(p))))
+
+  def createTable(partitionBy: Seq[String] = Nil, properties: Map[String, String] = Map.empty,
+      isManaged: Boolean = false, description: Option[String] = None): Operation =
+    Operation("CREATE TABLE", Map("isManaged" -> isManaged.toString, "partitionBy" -> jsSeq(partitionBy),
+      "properties" -> jsMap(properties)) ++ description.map("description" -> _), changesData = false)
+
+  def delete(predicates: Seq[String] = Nil): Operation =
+    Operation("DELETE", Map("predicate" -> jsSeq(predicates)))
+
+  def manualUpdate: Operation = Operation("Manual Update")
+
+  def setTableProperties(properties: Map[String, String]): Operation =
+    Operation("SET TBLPROPERTIES", Map("properties" -> jsMap(properties)), changesData = false)
+
+  def upgradeProtocol(newProtocolJson: String): Operation =
+    Operation("UPGRADE PROTOCOL", Map("newProtocol" -> newProtocolJson), changesData = false)
+
+  def streamingUpdate(outputMode: String, queryId: String, epochId: Long): Operation =
+    Operation("STREAMING UPDATE", Map("outputMode" -> outputMode, "queryId" -> queryId,
+      "epochId" -> epochId.toString))
+
+  def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil): Operation =
+    Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates), "zOrderBy" -> jsSeq(zOrderBy)),
+      changesData = false)
+}
