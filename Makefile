@@ -10,7 +10,7 @@ JAR_NAME := deltalog-spark_2.13-0.1.0.jar
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: setup jar jar-tested install demo test test-scala test-python bench clean
+.PHONY: setup jar jar-tested install demo test test-scala test-python test-integration-full bench clean
 
 $(VENV)/.deps: python/requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,8 +43,13 @@ test-scala: jar-tested
 
 test-python: setup
 	$(PY) -m pytest tests -q -p no:cacheprovider
+	$(PY) -m pytest integration -q -p no:cacheprovider
 
 test: setup jar-tested install test-python
+
+# The reliability runs at full size (8 writers x 50 appends, 50 kill -9 crashes, ...).
+test-integration-full: setup jar install
+	DELTALOG_INTEGRATION_FULL=1 $(PY) -m pytest integration -q -p no:cacheprovider
 
 clean:
 	rm -rf target target-* python/build python/*.egg-info python/deltalog/jars/*.jar

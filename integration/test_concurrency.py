@@ -9,10 +9,8 @@
 """
 from __future__ import annotations
 
-import time
 from typing import Dict, List, Optional, Tuple
 
-import pytest
 
 from deltalog.actions import AddFile, CommitInfo, RemoveFile
 

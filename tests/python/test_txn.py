@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable as RsTable
 
-from deltalog.actions import AddFile, Metadata, RemoveFile, SetTransaction, parseActions
+from deltalog.actions import AddFile, Metadata, SetTransaction, parseActions
 from deltalog.exceptions import (
     AppendOnlyTableError,
     ConcurrentAppendException,

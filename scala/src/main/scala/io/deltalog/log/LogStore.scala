@@ -43,13 +43,37 @@ final class LogStore(underlying: FileSystem) {
     listFromName(logPath, FileNames.listingPrefix(logPath, fromVersion).getName)
 
   /** As [[listFrom]] with an explicit start name (inclusive). */
-  def listFromName(dir: Path, startName: String): Iterator[FileStatus] = {
-    val all = fs.listStatus(dir) // FileNotFoundException when missing
-    all.iterator
-      .filter(s => !s.isDirectory && s.getPath.getName.compareTo(startName) >= 0)
-      .toArray
-      .sortBy(_.getPath.getName)
-      .iterator
+  def listFromName(dir: Path, startName: String): Iterator[FileStatus] = localDir(dir) match {
+    case Some(local) =>
+      // Local file system: read the directory's names only and stat just the entries at or
+      // after `startName` — Hadoop's listStatus stats every file, which made each commit's
+      // listing grow with the size of _delta_log.
+      val names = local.list()
+      if (names == null) throw new FileNotFoundException(s"$dir does not exist")
+      names.filter(_.compareTo(startName) >= 0).sorted.iterator.flatMap(n => localStatus(dir, local, n))
+    case None =>
+      val all = fs.listStatus(dir) // FileNotFoundException when missing
+      all.iterator
+        .filter(s => !s.isDirectory && s.getPath.getName.compareTo(startName) >= 0)
+        .toArray
+        .sortBy(_.getPath.getName)
+        .iterator
+  }
+
+  private def localDir(dir: Path): Option[java.io.File] =
+    if (fs.getUri.getScheme == "file") Some(new java.io.File(dir.toUri.getPath)) else None
+
+  /** One stat of a local file, as a Hadoop FileStatus; None for directories or a file that vanished. */
+  private def localStatus(dir: Path, local: java.io.File, name: String): Option[FileStatus] = {
+    try {
+      val attrs = java.nio.file.Files.readAttributes(new java.io.File(local, name).toPath,
+        classOf[java.nio.file.attribute.BasicFileAttributes])
+      if (attrs.isDirectory) None
+      else Some(new FileStatus(attrs.size(), false, 1, fs.getDefaultBlockSize(dir),
+        attrs.lastModifiedTime().toMillis, new Path(dir, name)))
+    } catch {
+      case _: java.nio.file.NoSuchFileException => None
+    }
   }
 
   /** All files of `dir` (empty when it does not exist), sorted by name. */
