@@ -168,6 +168,29 @@ def _demo_read(spark) -> None:
           DeltaTable.forPath(spark, root, timestamp="2023-11-14T22:14:30Z").version())
     dt.checkpoint()
     print("checkpoint written:", sorted(n for n in os.listdir(log) if "checkpoint" in n))
+
+    _title("7. Transactions: a commit, a conflict, a blind append")
+    from deltalog.exceptions import DeltaConcurrentModificationException
+    now = t0 + 10 * 60_000
+    t1 = DeltaTable.forPath(spark, root).startTransaction()
+    t2 = DeltaTable.forPath(spark, root).startTransaction()
+    pred = ["city = 'Zürich'"]
+    read1, read2 = t1.filterFiles(pred), t2.filterFiles(pred)
+    v = t1.commit([f.remove(now) for f in read1], "DELETE", {"predicate": json.dumps(pred)})
+    print(f"t1 (read version {t1.readVersion()}) deleted {len(read1)} file(s) of {pred[0]}: version {v}")
+    try:
+        t2.commit([f.remove(now) for f in read2], "DELETE", {"predicate": json.dumps(pred)})
+    except DeltaConcurrentModificationException as e:
+        print(f"t2 (read version {t2.readVersion()}) lost the race: {type(e).__name__} [{e.errorClass}]")
+    rel = "city=Oslo/part-00009.parquet"
+    os.makedirs(os.path.join(root, "city=Oslo"))
+    pq.write_table(pa.table({"id": pa.array([90], pa.int64())}), os.path.join(root, rel))
+    t3 = DeltaTable.forPath(spark, root).startTransaction()
+    v3 = t3.commit([AddFile(path=rel, partitionValues={"city": "Oslo"}, size=os.path.getsize(os.path.join(root, rel)),
+                            modificationTime=now, dataChange=True, stats=json.dumps({"numRecords": 1}))], "WRITE")
+    final = DeltaTable.forPath(spark, root)
+    print(f"blind append committed version {v3}; live files now:",
+          sorted(final.filesArrow().column("path").to_pylist()))
     shutil.rmtree(root)
 
 
