@@ -140,6 +140,7 @@ final class LogStore(underlying: FileSystem) {
    * directory is forced after, so that the new name itself is persistent.
    */
   def writeAtomically(path: Path, overwrite: Boolean, durable: Boolean = false)(write: OutputStream => Unit): Unit = {
+    if (!overwrite) LogStore.assertPutIfAbsentIsAtomic(fs.getUri.getScheme, fs.getConf, path)
     if (isLocal) writeLocal(path, overwrite, durable, write) else writeHadoop(path, overwrite, durable, write)
   }
 
@@ -227,6 +228,29 @@ final class LogStore(underlying: FileSystem) {
 
 object LogStore {
   def apply(fs: FileSystem): LogStore = new LogStore(fs)
+
+  /**
+   * Stores whose rename is atomic and refuses to replace an existing file, so that
+   * write-temp-then-rename is a real put-if-absent. Object stores (S3, GCS, ...) are not among them:
+   * two writers could both "win" a version and one commit would be lost silently. Until a
+   * conditional-put or externally locked LogStore exists for them, commits there are refused.
+   */
+  val AtomicRenameSchemes: Set[String] = Set("file", "hdfs", "viewfs", "abfs", "abfss")
+
+  /** Escape hatch for a store known to be single-writer: `deltalog.logStore.allowUnsafePutIfAbsent`. */
+  val AllowUnsafeKey = "deltalog.logStore.allowUnsafePutIfAbsent"
+
+  def assertPutIfAbsentIsAtomic(scheme: String, conf: Configuration, path: Path): Unit = {
+    val s = Option(scheme).getOrElse("file").toLowerCase(java.util.Locale.ROOT)
+    val allowed = AtomicRenameSchemes.contains(s) ||
+      Option(conf).exists(_.getBoolean(AllowUnsafeKey, false)) || java.lang.Boolean.getBoolean(AllowUnsafeKey)
+    if (!allowed) {
+      throw new io.deltalog.exceptions.DeltalogException("DELTA_UNSAFE_LOG_STORE",
+        s"Cannot write $path: the '$s' file system has no atomic put-if-absent, so concurrent commits " +
+          "could overwrite each other and lose data. Use a file system with atomic rename (local, HDFS, " +
+          s"ABFS), or, if only one writer ever commits to this table, set $AllowUnsafeKey=true.")
+    }
+  }
 
   def forPath(path: Path, hadoopConf: Configuration): LogStore = new LogStore(path.getFileSystem(hadoopConf))
 

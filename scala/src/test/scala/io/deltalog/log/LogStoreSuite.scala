@@ -130,3 +130,24 @@ class LogStoreSuite {
     assertEquals(Seq("s.parquet"), Option(new File(new File(log.toUri), "_sidecars").list()).get.toSeq)
   }
 }
+
+class LogStorePutIfAbsentGuardSuite {
+  import org.apache.hadoop.conf.Configuration
+  import org.apache.hadoop.fs.Path
+  import org.junit.jupiter.api.Assertions._
+  import org.junit.jupiter.api.Test
+
+  @Test def objectStoresAreRefusedUnlessAllowed(): Unit = {
+    val p = new Path("s3a://bucket/t/_delta_log/00000000000000000001.json")
+    val e = assertThrows(classOf[io.deltalog.exceptions.DeltalogException],
+      () => LogStore.assertPutIfAbsentIsAtomic("s3a", new Configuration(), p))
+    assertEquals("DELTA_UNSAFE_LOG_STORE", e.errorClass)
+    assertTrue(e.getMessage.contains("s3a") && e.getMessage.contains(LogStore.AllowUnsafeKey), e.getMessage)
+    val conf = new Configuration()
+    conf.setBoolean(LogStore.AllowUnsafeKey, true)
+    LogStore.assertPutIfAbsentIsAtomic("s3a", conf, p)
+    Seq("file", "hdfs", "abfss").foreach(s => LogStore.assertPutIfAbsentIsAtomic(s, new Configuration(), p))
+    assertThrows(classOf[io.deltalog.exceptions.DeltalogException],
+      () => LogStore.assertPutIfAbsentIsAtomic("gs", new Configuration(), p))
+  }
+}
