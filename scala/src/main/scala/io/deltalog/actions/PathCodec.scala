@@ -14,7 +14,6 @@ import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCh
  * characters.
  */
 object PathCodec {
-  private val SchemePattern = java.util.regex.Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*:/")
   private val Hex = "0123456789ABCDEF"
 
   private val AsciiAllowed: Array[Boolean] = {
@@ -26,8 +25,37 @@ object PathCodec {
     a
   }
 
-  /** True when `path` starts with a URI scheme followed by `:/`. */
-  def isAbsolute(path: String): Boolean = SchemePattern.matcher(path).lookingAt()
+  /**
+   * True when `path` starts with a URI scheme followed by `:/` (same as matching `^[A-Za-z][A-Za-z0-9+.-]*:/`
+   * at the start, without a regex: the scheme run is maximal since `:` is not a scheme character).
+   */
+  def isAbsolute(path: String): Boolean = {
+    val n = path.length
+    if (n == 0 || !isAsciiLetter(path.charAt(0))) return false
+    var i = 1
+    while (i < n && isSchemeChar(path.charAt(i))) i += 1
+    i + 1 < n && path.charAt(i) == ':' && path.charAt(i + 1) == '/'
+  }
+
+  private def isAsciiLetter(c: Char): Boolean = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+  private def isSchemeChar(c: Char): Boolean =
+    isAsciiLetter(c) || (c >= '0' && c <= '9') || c == '+' || c == '.' || c == '-'
+
+  /**
+   * True when every character of `path` is an ASCII character that [[encodePath]] keeps literal
+   * (so no `%` and no `:`): such a path is relative, and `decodePath`, `encodePath` and
+   * [[canonicalPathKey]] all return it unchanged.
+   */
+  def isPlain(path: String): Boolean = {
+    var i = 0
+    val n = path.length
+    while (i < n) {
+      val c = path.charAt(i)
+      if (c >= 128 || !AsciiAllowed(c)) return false
+      i += 1
+    }
+    true
+  }
 
   private def keepLiteral(cp: Int): Boolean =
     if (cp < 128) AsciiAllowed(cp)

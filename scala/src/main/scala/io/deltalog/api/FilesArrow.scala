@@ -68,34 +68,63 @@ object FilesArrow {
     try f(out) finally out.close()
   }
 
-  def writeAdds(files: Iterator[AddFile], out: OutputStream): Unit = write(addSchema, files, out) { (root, i, a) =>
-    setString(root, "path", i, a.path)
-    setMap(root, "partitionValues", i, Some(a.partitionValues))
-    root.getVector("size").asInstanceOf[BigIntVector].setSafe(i, a.size)
-    root.getVector("modificationTime").asInstanceOf[BigIntVector].setSafe(i, a.modificationTime)
-    setBool(root, "dataChange", i, Some(a.dataChange))
-    setString(root, "stats", i, a.stats.orNull)
-    setMap(root, "tags", i, a.tags)
-    setDv(root, i, a.deletionVector)
-    setLong(root, "baseRowId", i, a.baseRowId)
-    setLong(root, "defaultRowCommitVersion", i, a.defaultRowCommitVersion)
-    setString(root, "clusteringProvider", i, a.clusteringProvider.orNull)
+  def writeAdds(files: Iterator[AddFile], out: OutputStream): Unit = write(addSchema, files, out) { root =>
+    // Vectors and map writers are looked up once per batch, not once per cell.
+    val path = varChar(root, "path")
+    val pv = new MapColumn(root, "partitionValues")
+    val size = bigInt(root, "size")
+    val mtime = bigInt(root, "modificationTime")
+    val dataChange = root.getVector("dataChange").asInstanceOf[BitVector]
+    val stats = varChar(root, "stats")
+    val tags = new MapColumn(root, "tags")
+    val dv = new DvColumn(root)
+    val baseRowId = bigInt(root, "baseRowId")
+    val drcv = bigInt(root, "defaultRowCommitVersion")
+    val cp = varChar(root, "clusteringProvider")
+    (i, a) => {
+      setString(path, i, a.path)
+      pv.set(i, a.partitionValues)
+      size.setSafe(i, a.size)
+      mtime.setSafe(i, a.modificationTime)
+      dataChange.setSafe(i, if (a.dataChange) 1 else 0)
+      setString(stats, i, a.stats.orNull)
+      tags.set(i, a.tags.orNull)
+      dv.set(i, a.deletionVector)
+      setLong(baseRowId, i, a.baseRowId)
+      setLong(drcv, i, a.defaultRowCommitVersion)
+      setString(cp, i, a.clusteringProvider.orNull)
+    }
   }
 
-  def writeRemoves(files: Iterator[RemoveFile], out: OutputStream): Unit = write(removeSchema, files, out) { (root, i, r) =>
-    setString(root, "path", i, r.path)
-    setLong(root, "deletionTimestamp", i, r.deletionTimestamp)
-    setBool(root, "dataChange", i, Some(r.dataChange))
-    setBool(root, "extendedFileMetadata", i, r.extendedFileMetadata)
-    setMap(root, "partitionValues", i, r.partitionValues)
-    setLong(root, "size", i, r.size)
-    setDv(root, i, r.deletionVector)
-    setLong(root, "baseRowId", i, r.baseRowId)
-    setLong(root, "defaultRowCommitVersion", i, r.defaultRowCommitVersion)
+  def writeRemoves(files: Iterator[RemoveFile], out: OutputStream): Unit = write(removeSchema, files, out) { root =>
+    val path = varChar(root, "path")
+    val delTs = bigInt(root, "deletionTimestamp")
+    val dataChange = root.getVector("dataChange").asInstanceOf[BitVector]
+    val efm = root.getVector("extendedFileMetadata").asInstanceOf[BitVector]
+    val pv = new MapColumn(root, "partitionValues")
+    val size = bigInt(root, "size")
+    val dv = new DvColumn(root)
+    val baseRowId = bigInt(root, "baseRowId")
+    val drcv = bigInt(root, "defaultRowCommitVersion")
+    (i, r) => {
+      setString(path, i, r.path)
+      setLong(delTs, i, r.deletionTimestamp)
+      dataChange.setSafe(i, if (r.dataChange) 1 else 0)
+      r.extendedFileMetadata match { case Some(x) => efm.setSafe(i, if (x) 1 else 0); case None => efm.setNull(i) }
+      pv.set(i, r.partitionValues.orNull)
+      setLong(size, i, r.size)
+      dv.set(i, r.deletionVector)
+      setLong(baseRowId, i, r.baseRowId)
+      setLong(drcv, i, r.defaultRowCommitVersion)
+    }
   }
 
+  /**
+   * Writes `rows` in batches of [[BatchSize]]; `bind` is called after each batch's allocation and
+   * returns the row filler for that batch.
+   */
   private def write[T](schema: Schema, rows: Iterator[T], out: OutputStream)(
-      fill: (VectorSchemaRoot, Int, T) => Unit): Unit = {
+      bind: VectorSchemaRoot => (Int, T) => Unit): Unit = {
     val allocator = new RootAllocator(Long.MaxValue)
     try {
       val root = VectorSchemaRoot.create(schema, allocator)
@@ -105,9 +134,10 @@ object FilesArrow {
         var wroteAny = false
         while (rows.hasNext || !wroteAny) {
           root.allocateNew()
+          val fill = bind(root)
           var n = 0
           while (n < BatchSize && rows.hasNext) {
-            fill(root, n, rows.next())
+            fill(n, rows.next())
             n += 1
           }
           root.getFieldVectors.asScala.foreach(_.setValueCount(n))
@@ -121,41 +151,44 @@ object FilesArrow {
     } finally allocator.close()
   }
 
-  private def setString(root: VectorSchemaRoot, name: String, i: Int, v: String): Unit = {
-    val vec = root.getVector(name).asInstanceOf[VarCharVector]
+  private def varChar(root: VectorSchemaRoot, name: String) = root.getVector(name).asInstanceOf[VarCharVector]
+  private def bigInt(root: VectorSchemaRoot, name: String) = root.getVector(name).asInstanceOf[BigIntVector]
+
+  private def setString(vec: VarCharVector, i: Int, v: String): Unit =
     if (v == null) vec.setNull(i) else vec.setSafe(i, v.getBytes(UTF_8))
-  }
 
-  private def setLong(root: VectorSchemaRoot, name: String, i: Int, v: Option[Long]): Unit = {
-    val vec = root.getVector(name).asInstanceOf[BigIntVector]
+  private def setLong(vec: BigIntVector, i: Int, v: Option[Long]): Unit =
     v match { case Some(x) => vec.setSafe(i, x); case None => vec.setNull(i) }
-  }
 
-  private def setBool(root: VectorSchemaRoot, name: String, i: Int, v: Option[Boolean]): Unit = {
-    val vec = root.getVector(name).asInstanceOf[BitVector]
-    v match { case Some(x) => vec.setSafe(i, if (x) 1 else 0); case None => vec.setNull(i) }
-  }
+  /** A `map<string,string>` column with its writer (one per batch). */
+  private final class MapColumn(root: VectorSchemaRoot, name: String) {
+    private val vec = root.getVector(name).asInstanceOf[MapVector]
+    private val w = vec.getWriter
 
-  private def setMap(root: VectorSchemaRoot, name: String, i: Int, m: Option[Map[String, String]]): Unit = {
-    val vec = root.getVector(name).asInstanceOf[MapVector]
-    val w = vec.getWriter
-    w.setPosition(i)
-    m match {
-      case None => vec.setNull(i)
-      case Some(values) =>
+    /** Sets row `i` to `m` (null: a null map). */
+    def set(i: Int, m: Map[String, String]): Unit = {
+      w.setPosition(i)
+      if (m == null) vec.setNull(i)
+      else {
         w.startMap()
-        values.foreach { case (k, v) =>
+        if (m.nonEmpty) m.foreach { case (k, v) =>
           w.startEntry()
           w.key().varChar().writeVarChar(k)
           if (v == null) w.value().varChar().writeNull() else w.value().varChar().writeVarChar(v)
           w.endEntry()
         }
         w.endMap()
+      }
     }
   }
 
-  private def setDv(root: VectorSchemaRoot, i: Int, dv: Option[DeletionVectorDescriptor]): Unit = {
-    val vec = root.getVector("deletionVector").asInstanceOf[StructVector]
+  /** The `deletionVector` struct column. */
+  private final class DvColumn(root: VectorSchemaRoot) {
+    private val vec = root.getVector("deletionVector").asInstanceOf[StructVector]
+    def set(i: Int, dv: Option[DeletionVectorDescriptor]): Unit = setDv(vec, i, dv)
+  }
+
+  private def setDv(vec: StructVector, i: Int, dv: Option[DeletionVectorDescriptor]): Unit = {
     dv match {
       case None => vec.setNull(i)
       case Some(d) =>

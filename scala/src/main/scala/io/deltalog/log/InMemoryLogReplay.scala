@@ -25,7 +25,8 @@ final class FileKeys(fsScheme: String, fsAuthority: String) extends Serializable
 
   /** Canonical key of a stored (URI-encoded) path. */
   def pathKey(path: String): String =
-    try canonical(path) catch { case _: IllegalArgumentException => path }
+    if (PathCodec.isPlain(path)) path // fast path: nothing to decode, re-encode or qualify
+    else try canonical(path) catch { case _: IllegalArgumentException => path }
 
   private def canonical(path: String): String = {
     if (path.isEmpty) return path

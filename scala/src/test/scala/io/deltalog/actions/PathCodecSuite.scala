@@ -53,4 +53,22 @@ class PathCodecSuite {
     assertEquals("s3://b/a b", PathCodec.canonicalPathKey("s3://b/a b"))
     assertEquals(AddFile("a b", Map.empty, 1L, 1L).logicalFileKey, RemoveFile("a%20b").logicalFileKey)
   }
+
+  @Test def isAbsoluteMatchesTheSchemeRegex(): Unit = {
+    val regex = java.util.regex.Pattern.compile("^[A-Za-z][A-Za-z0-9+.-]*:/")
+    val cases = Seq("", "s", "s:", "s:/", "s://", "S3a+b.c-d:/x", "a:b", ":/x", "/a:/b", "1a:/x", "a b:/x",
+      "part-00000-abc.c000.snappy.parquet", "x=1/y:/z", "é:/x", "a\u0000:/", "file:/tmp", "file:///tmp",
+      "hdfs://nn:8020/p", "abc-def.ghi", "ab:c:/d", "a+:/", "a_b:/c")
+    cases.foreach(p => assertEquals(regex.matcher(p).lookingAt(), PathCodec.isAbsolute(p), s"isAbsolute($p)"))
+  }
+
+  @Test def plainPathsAreTheirOwnCanonicalKey(): Unit = {
+    Seq("part-00000-abc.c000.snappy.parquet", "x=1/y=2/f.parquet", "/abs/path", "x-_.!~*'();@&=+$,/y", "")
+      .foreach { p =>
+        assertTrue(PathCodec.isPlain(p), p)
+        assertEquals(PathCodec.canonicalPathKey(p), p)
+        assertEquals(io.deltalog.log.FileKeys.Local.pathKey(p), p)
+      }
+    Seq("a%20b", "a b", "a:b", "s3://b/k", "file:/x", "ü", "a#b").foreach(p => assertFalse(PathCodec.isPlain(p), p))
+  }
 }
