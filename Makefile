@@ -56,4 +56,6 @@ clean:
 
 # Side-by-side benchmarks (deltalog vs delta-rs); writes benchmarks/RESULTS.md. Not part of `make test`.
 bench: setup jar install
-	$(PY) benchmarks/run.py --quick --out benchmarks/RESULTS.md
+	$(PY) benchmarks/run.py --command "make bench" --out benchmarks/RESULTS.md
+	printf '\n## S5 / S6 — commits (benchmarks/txn_bench.py)\n\n' >> benchmarks/RESULTS.md
+	$(PY) benchmarks/txn_bench.py --scenarios S5,S6 --engines delta-rs,deltalog >> benchmarks/RESULTS.md

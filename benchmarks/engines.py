@@ -281,6 +281,12 @@ class DeltalogEngine:
 
     def before_run(self, case: Dict[str, Any]) -> None:
         self._clear()
+        # Drop the previous run's handles (py4j releases the JVM objects when the Python proxies
+        # die) and let the driver reclaim them, so one case's 1M-file state does not linger into
+        # the next one's heap.
+        import gc
+        gc.collect()
+        self.spark._jvm.System.gc()
         if case["op"] == "checkpoint":
             if not callable(getattr(self.DeltaTable, "checkpoint", None)):
                 raise Unavailable("deltalog API not available yet: DeltaTable.checkpoint() is missing")
