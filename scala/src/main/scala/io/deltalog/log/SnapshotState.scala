@@ -37,6 +37,25 @@ final class FileChunk private[log] (
   def size(i: Int): Long = sizes(i)
   def dvUniqueId(i: Int): String = if (dvs == null || dvs(i) == null) null else dvs(i).uniqueId
 
+  // Column accessors for bulk readers (no `AddFile` / `Option` per row). Absent values are null.
+  /** Partition values of row `i` (equal maps are usually the same shared object). */
+  def partitionValuesAt(i: Int): Map[String, String] = partitionValues(i)
+  def modificationTime(i: Int): Long = modificationTimes(i)
+  /** Raw stats string of row `i`, or null. */
+  def statsAt(i: Int): String = stats(i)
+  /** True when no row of this chunk has tags. */
+  def hasNoTags: Boolean = tags == null
+  def tagsAt(i: Int): Map[String, String] = if (tags == null) null else tags(i)
+  def hasNoDeletionVectors: Boolean = dvs == null
+  def deletionVectorAt(i: Int): DeletionVectorDescriptor = if (dvs == null) null else dvs(i)
+  def hasNoRowTracking: Boolean = rowTrackingPresent == null
+  def hasBaseRowId(i: Int): Boolean = rowTrackingPresent != null && (rowTrackingPresent(i) & 1) != 0
+  def baseRowId(i: Int): Long = baseRowIds(i)
+  def hasDefaultRowCommitVersion(i: Int): Boolean = rowTrackingPresent != null && (rowTrackingPresent(i) & 2) != 0
+  def defaultRowCommitVersion(i: Int): Long = defaultRowCommitVersions(i)
+  def hasNoClusteringProviders: Boolean = clusteringProviders == null
+  def clusteringProviderAt(i: Int): String = if (clusteringProviders == null) null else clusteringProviders(i)
+
   /** The `add` of row `i`. */
   def get(i: Int): AddFile = AddFile(
     path = paths(i),
@@ -246,6 +265,15 @@ final class SnapshotState private[log] (
     val d = deleted(ci)
     if (d == null) Iterator.range(0, c.length).map(c.get)
     else Iterator.range(0, c.length).filterNot(d.get).map(c.get)
+  }
+
+  /**
+   * Calls `f(chunk, deleted)` for every chunk in order; `deleted` (possibly null: none) marks the
+   * rows of the chunk that are not live. Live rows in chunk order are the same as [[iterator]]'s.
+   */
+  def foreachChunk(f: (FileChunk, java.util.BitSet) => Unit): Unit = {
+    var ci = 0
+    while (ci < chunks.size) { f(chunks(ci), deleted(ci)); ci += 1 }
   }
 
   /** All tombstones (no retention applied). */
