@@ -23,3 +23,77 @@ def protocol_api(spark: Any) -> Any:
 def evaluate_protocol_cases(spark: Any, cases: list) -> list:
     """Run protocol cases (the tests/vectors format) on the JVM in one py4j call."""
     return json.loads(protocol_api(spark).evaluate(json.dumps(cases)))
+
+
+def _jvm_class_names(java_exc: Any) -> list:
+    """The JVM exception's class and superclass names (most specific first)."""
+    names = []
+    try:
+        cls = java_exc.getClass()
+        while cls is not None and len(names) < 16:
+            names.append(str(cls.getName()))
+            cls = cls.getSuperclass()
+    except Exception:
+        pass
+    return names
+
+
+def translate_jvm_error(e: BaseException) -> BaseException:
+    """A py4j error from the engine as the matching typed Python error (``e`` itself otherwise).
+
+    Any engine exception deriving from ``io.deltalog.exceptions.DeltalogException`` is mapped by its
+    ``errorClass`` (``deltalog.exceptions.ERROR_CLASSES``); an error class without a Python class
+    of its own falls back on the JVM class hierarchy (so every conflict is a
+    ``DeltaConcurrentModificationException``); the seed's plain ``AssertionError`` s become
+    ``DeltalogAssertionError`` (errorClass ``DELTA_ASSERTION_FAILED``). Conflicts carry ``table`` /
+    ``winningVersion`` (and ``partition`` / ``file`` when known).
+    """
+    from deltalog.exceptions import (ERROR_CLASSES, JVM_CLASS_FALLBACKS, DeltaConcurrentModificationException,
+                                     DeltalogAssertionError, DeltalogError, UnsupportedTableFeatureError)
+    java_exc = getattr(e, "java_exception", None)
+    if java_exc is None:
+        return e
+    names = _jvm_class_names(java_exc)
+    try:
+        if ("io.deltalog.exceptions.DeltalogException" in names
+                or "io.deltalog.exceptions.DeltalogAssertionError" in names):
+            error_class = str(java_exc.errorClass())
+            cls = ERROR_CLASSES.get(error_class, DeltalogError)
+        elif "java.lang.AssertionError" in names:
+            error_class, cls = "DELTA_ASSERTION_FAILED", DeltalogAssertionError
+        else:
+            return e
+        message = str(java_exc.getMessage())
+    except Exception:  # not an object we can read
+        return e
+    prefix = f"[{error_class}] "
+    if message.startswith(prefix):
+        message = message[len(prefix):]
+    if cls is UnsupportedTableFeatureError:
+        return UnsupportedTableFeatureError(str(java_exc.table()), str(java_exc.access()),
+                                            list(java_exc.unsupportedFeaturesJava()), message)
+    if cls is DeltalogError:
+        cls = next((py for jvm_name, py in JVM_CLASS_FALLBACKS if jvm_name in names), DeltalogError)
+    err = cls.__new__(cls)
+    DeltalogError.__init__(err, error_class, message)
+    if isinstance(err, DeltaConcurrentModificationException):
+        for attr in ("table", "winningVersion", "partition", "file"):
+            try:
+                value = getattr(java_exc, attr)()
+            except Exception:
+                continue
+            if hasattr(value, "isDefined"):  # scala.Option
+                value = value.get() if value.isDefined() else None
+            setattr(err, attr, value if value is None or isinstance(value, (int, str)) else str(value))
+    return err
+
+
+def call(fn: Any, *args: Any) -> Any:
+    """Call a py4j method; engine errors are re-raised as typed ``deltalog.exceptions`` errors."""
+    try:
+        return fn(*args)
+    except Exception as e:  # py4j.protocol.Py4JJavaError
+        translated = translate_jvm_error(e)
+        if translated is e:
+            raise
+        raise translated from None

@@ -196,21 +196,32 @@ def _legacyW(name: str, w: int, enabledBy: str, pred: Predicate, removable: bool
     return TableFeature(name, False, True, 0, w, (), enabledBy, pred, None, removable)
 
 
-def _w(name: str, enabledBy: str = "explicit only: delta.feature.<name> = 'supported'",
-       pred: Optional[Predicate] = None, requires: Tuple[str, ...] = (), removable: bool = False,
-       autoUpdate: Optional[bool] = None, history: Optional[bool] = None) -> TableFeature:
-    return TableFeature(name, False, False, 0, TABLE_FEATURES_MIN_WRITER_VERSION, requires,
-                        enabledBy, pred, autoUpdate if autoUpdate is not None else (True if pred else None),
-                        removable, history)
-
-
-def _rw(name: str, enabledBy: str = "explicit only: delta.feature.<name> = 'supported'",
-        pred: Optional[Predicate] = None, requires: Tuple[str, ...] = (), removable: bool = False,
-        autoUpdate: Optional[bool] = None, history: Optional[bool] = None) -> TableFeature:
-    return TableFeature(name, True, False, TABLE_FEATURES_MIN_READER_VERSION,
+def _nonLegacy(name: str, readerWriter: bool, enabledBy: str, pred: Optional[Predicate],
+               requires: Tuple[str, ...], removable: bool, autoUpdate: Optional[bool],
+               history: Optional[bool]) -> TableFeature:
+    # Features enabled by metadata update existing tables automatically unless said otherwise.
+    return TableFeature(name, readerWriter, False,
+                        TABLE_FEATURES_MIN_READER_VERSION if readerWriter else 0,
                         TABLE_FEATURES_MIN_WRITER_VERSION, requires, enabledBy, pred,
                         autoUpdate if autoUpdate is not None else (True if pred else None),
                         removable, history)
+
+
+_EXPLICIT = "explicit only: delta.feature.<name> = 'supported'"
+
+
+def _w(name: str, enabledBy: str = _EXPLICIT, pred: Optional[Predicate] = None,
+       requires: Tuple[str, ...] = (), removable: bool = False, autoUpdate: Optional[bool] = None,
+       history: Optional[bool] = None) -> TableFeature:
+    """A writer-only table feature (writer 7)."""
+    return _nonLegacy(name, False, enabledBy, pred, requires, removable, autoUpdate, history)
+
+
+def _rw(name: str, enabledBy: str = _EXPLICIT, pred: Optional[Predicate] = None,
+        requires: Tuple[str, ...] = (), removable: bool = False, autoUpdate: Optional[bool] = None,
+        history: Optional[bool] = None) -> TableFeature:
+    """A reader-writer table feature (reader 3, writer 7)."""
+    return _nonLegacy(name, True, enabledBy, pred, requires, removable, autoUpdate, history)
 
 
 def _supports(protocol: Any, name: str) -> bool:

@@ -18,9 +18,10 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Union
 
+from deltalog._jvm import call as _call
 from deltalog._jvm import jvm
 from deltalog.actions import DomainMetadata, Metadata, SetTransaction
-from deltalog.exceptions import ERROR_CLASSES, DeltalogError, StateRecoverError, UnsupportedTableFeatureError
+from deltalog.exceptions import StateRecoverError
 from deltalog.protocol import Protocol
 
 TimestampLike = Union[int, float, str, _dt.datetime, _dt.date]
@@ -43,41 +44,6 @@ def _timestamp_ms(ts: TimestampLike) -> int:
     if ts.tzinfo is None:
         ts = ts.replace(tzinfo=_dt.timezone.utc)
     return int(ts.timestamp() * 1000)
-
-
-def _translate(e: BaseException) -> BaseException:
-    """A py4j error from the engine, re-raised as the matching typed Python error."""
-    java_exc = getattr(e, "java_exception", None)
-    if java_exc is None:
-        return e
-    try:
-        is_ours = java_exc.getClass().getName().startswith("io.deltalog.exceptions.")
-        error_class = java_exc.errorClass() if is_ours else None
-    except Exception:  # not one of ours (or not an object with errorClass)
-        return e
-    if not error_class:
-        return e
-    message = str(java_exc.getMessage())
-    prefix = f"[{error_class}] "
-    if message.startswith(prefix):
-        message = message[len(prefix):]
-    cls = ERROR_CLASSES.get(error_class, DeltalogError)
-    if cls is UnsupportedTableFeatureError:
-        return UnsupportedTableFeatureError(str(java_exc.table()), str(java_exc.access()),
-                                            list(java_exc.unsupportedFeaturesJava()), message)
-    err = cls.__new__(cls)
-    DeltalogError.__init__(err, error_class, message)
-    return err
-
-
-def _call(fn, *args):
-    try:
-        return fn(*args)
-    except Exception as e:  # py4j.protocol.Py4JJavaError
-        translated = _translate(e)
-        if translated is e:
-            raise
-        raise translated from None
 
 
 @dataclass(frozen=True)

@@ -26,87 +26,12 @@ import json
 import os
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
+from deltalog._jvm import call as _call
 from deltalog._jvm import jvm
 from deltalog.actions import Action, AddFile, Metadata, serializeActions
-from deltalog.exceptions import (ERROR_CLASSES, JVM_CLASS_FALLBACKS, DeltaConcurrentModificationException,
-                                 DeltalogAssertionError, DeltalogError)
 from deltalog.protocol import Protocol
-from deltalog.tables import _translate
 
 __all__ = ["OptimisticTransaction"]
-
-
-def _jvmClassNames(java_exc: Any) -> List[str]:
-    names = []
-    try:
-        cls = java_exc.getClass()
-        while cls is not None and len(names) < 16:
-            names.append(str(cls.getName()))
-            cls = cls.getSuperclass()
-    except Exception:
-        pass
-    return names
-
-
-def _translateTxn(e: BaseException) -> BaseException:
-    """Like ``tables._translate``, for every engine package (not only ``io.deltalog.exceptions``):
-    error classes without a Python class of their own fall back on the JVM class hierarchy (so any
-    conflict is a DeltaConcurrentModificationException); the seed's plain ``AssertionError`` s
-    become :class:`DeltalogAssertionError` (errorClass ``DELTA_ASSERTION_FAILED``). Conflicts carry
-    ``table`` / ``winningVersion`` (and ``partition`` / ``file`` when known)."""
-    err = _translate(e)
-    java_exc = getattr(e, "java_exception", None)
-    if java_exc is None:
-        return err
-    names = _jvmClassNames(java_exc)
-    if err is e:
-        try:
-            message = str(java_exc.getMessage())
-        except Exception:
-            return e
-        if "io.deltalog.exceptions.DeltalogException" in names or (
-                "io.deltalog.exceptions.DeltalogAssertionError" in names):
-            errorClass = str(java_exc.errorClass())
-            prefix = f"[{errorClass}] "
-            if message.startswith(prefix):
-                message = message[len(prefix):]
-            cls = ERROR_CLASSES.get(errorClass, DeltalogError)
-        elif "java.lang.AssertionError" in names:
-            errorClass, cls = "DELTA_ASSERTION_FAILED", DeltalogAssertionError
-        else:
-            return e
-        err = cls.__new__(cls)
-        DeltalogError.__init__(err, errorClass, message)
-    if not isinstance(err, DeltalogError):
-        return err
-    if type(err) is DeltalogError and err.errorClass not in ERROR_CLASSES:
-        for jvmName, pyCls in JVM_CLASS_FALLBACKS:
-            if jvmName in names:
-                if pyCls is not DeltalogError:
-                    typed = pyCls.__new__(pyCls)
-                    DeltalogError.__init__(typed, err.errorClass, err.message)
-                    err = typed
-                break
-    if isinstance(err, DeltaConcurrentModificationException):
-        for attr in ("table", "winningVersion", "partition", "file"):
-            try:
-                value = getattr(java_exc, attr)()
-            except Exception:
-                continue
-            if hasattr(value, "isDefined"):  # scala.Option
-                value = value.get() if value.isDefined() else None
-            setattr(err, attr, value if value is None or isinstance(value, (int, str)) else str(value))
-    return err
-
-
-def _call(fn: Any, *args: Any) -> Any:
-    try:
-        return fn(*args)
-    except Exception as e:  # py4j.protocol.Py4JJavaError
-        translated = _translateTxn(e)
-        if translated is e:
-            raise
-        raise translated from None
 
 
 def _txn_api(spark: Any) -> Any:

@@ -47,14 +47,11 @@ object FilesArrow {
     bool("extendedFileMetadata"), stringMap("partitionValues"), int64("size"), dvField,
     int64("baseRowId"), int64("defaultRowCommitVersion")).asJava)
 
-  /** The live files as an Arrow IPC stream (record batches of up to 64k rows). */
+  /**
+   * The live files as an Arrow IPC stream (record batches of up to 64k rows), one `AddFile` at a
+   * time: the reference that [[addsFromState]] (the path Python uses) is tested against.
+   */
   def adds(files: Iterator[AddFile]): Array[Byte] = toBytes(out => writeAdds(files, out))
-
-  /** The tombstones as an Arrow IPC stream. */
-  def removes(files: Iterator[RemoveFile]): Array[Byte] = toBytes(out => writeRemoves(files, out))
-
-  /** Writes the live files as an Arrow IPC stream into `file` (large states: no byte[] through py4j). */
-  def addsToFile(files: Iterator[AddFile], file: String): Unit = toFile(file)(out => writeAdds(files, out))
 
   /**
    * The live files of `state` as an Arrow IPC stream written straight from its columnar chunks:
@@ -67,6 +64,7 @@ object FilesArrow {
   /** [[addsFromState]] written into `file`. */
   def addsFromStateToFile(state: SnapshotState, file: String): Unit = toFile(file)(out => writeAddsFromState(state, out))
 
+  /** The tombstones as an Arrow IPC stream written into `file`. */
   def removesToFile(files: Iterator[RemoveFile], file: String): Unit = toFile(file)(out => writeRemoves(files, out))
 
   private def toBytes(f: OutputStream => Unit): Array[Byte] = {

@@ -55,9 +55,10 @@ class SnapshotHandle(val deltaLog: DeltaLog, val snapshot: Snapshot) {
   def metadataJson: String = Action.mapper.writeValueAsString(snapshot.metadata.toJsonNode)
   def numFiles: Long = snapshot.numFiles
   def sizeInBytes: Long = snapshot.sizeInBytes
-  def filesArrow: Array[Byte] = FilesArrow.addsFromState(snapshot.state)
-  def tombstonesArrow: Array[Byte] = FilesArrow.removes(snapshot.tombstones)
-  /** Same as [[filesArrow]], written into `file` (Python memory-maps it: no copy through py4j). */
+  /**
+   * The live files / tombstones as an Arrow IPC stream written into `file`: Python memory-maps it,
+   * so large states never cross py4j as one (base64-encoded) byte array.
+   */
   def filesArrowToFile(file: String): Unit = FilesArrow.addsFromStateToFile(snapshot.state, file)
   def tombstonesArrowToFile(file: String): Unit = FilesArrow.removesToFile(snapshot.tombstones, file)
   def setTransactionsJson: String = jsonArray(snapshot.setTransactions)
