@@ -146,6 +146,12 @@ final class LogStore(underlying: FileSystem) {
 
   private def toNio(path: Path): NioPath = Paths.get(fs.makeQualified(path).toUri)
 
+  /** True for the local file system (where [[stage]] and [[localPath]] apply). */
+  def isLocalStore: Boolean = isLocal
+
+  /** The local file of `path` (local file system only). */
+  def localPath(path: Path): NioPath = toNio(path)
+
   /** fsync of a file or directory; directories that cannot be opened for sync are skipped. */
   private def forceLocal(p: NioPath, isDir: Boolean): Unit = {
     try {
@@ -191,6 +197,54 @@ final class LogStore(underlying: FileSystem) {
     }
   }
 
+  /**
+   * A commit's bytes written once under a hidden temp name in `dir` (and forced to disk when
+   * `durable`), then offered to successive versions with [[publish]] until one is free. A writer
+   * that loses a version keeps its staged file, so a retry costs a link, not another write and
+   * fsync. Only for the local file system (`None` elsewhere: use [[writeAtomically]] per attempt).
+   */
+  def stage(dir: Path, bytes: Array[Byte], durable: Boolean): Option[LogStore.Staged] = {
+    if (!isLocal) return None
+    val d = toNio(dir)
+    Files.createDirectories(d)
+    val temp = d.resolve(FileNames.tempFileName("commit"))
+    try {
+      val out = Files.newOutputStream(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+      try out.write(bytes) finally out.close()
+      if (durable) forceLocal(temp, isDir = false)
+    } catch {
+      case NonFatal(e) =>
+        try Files.deleteIfExists(temp) catch { case NonFatal(s) => e.addSuppressed(s) }
+        throw e
+    }
+    Some(new LogStore.Staged(temp, bytes, durable))
+  }
+
+  /**
+   * Put-if-absent of a staged file at `path` (a hard link, created only if the name is free).
+   * False when `path` exists; the staged file stays for the next attempt.
+   */
+  def publish(staged: LogStore.Staged, path: Path): Boolean = {
+    LogStore.assertPutIfAbsentIsAtomic(fs.getUri.getScheme, fs.getConf, path)
+    val target = toNio(path)
+    if (Files.exists(target)) return false
+    try Files.createLink(target, staged.temp)
+    catch {
+      case _: FileAlreadyExistsException => return false
+      case _: UnsupportedOperationException =>
+        // No hard links: rename without replacing, as writeAtomically does (consumes the staged file).
+        try Files.move(staged.temp, target)
+        catch { case _: FileAlreadyExistsException => return false }
+    }
+    Files.deleteIfExists(target.getParent.resolve(s".${target.getFileName}.crc"))
+    if (staged.durable) forceLocal(target.getParent, isDir = true)
+    true
+  }
+
+  /** Removes a staged file (after its commit was published, or when the transaction gives up). */
+  def discard(staged: LogStore.Staged): Unit =
+    try Files.deleteIfExists(staged.temp) catch { case NonFatal(_) => () }
+
   private def writeHadoop(path: Path, overwrite: Boolean, durable: Boolean, write: OutputStream => Unit): Unit = {
     val dir = path.getParent
     if (!overwrite && fs.exists(path)) throw new FileAlreadyExistsException(path.toString)
@@ -228,6 +282,10 @@ final class LogStore(underlying: FileSystem) {
 
 object LogStore {
   def apply(fs: FileSystem): LogStore = new LogStore(fs)
+
+  /** A commit file written under a temp name, waiting for a free version (see `LogStore.stage`). */
+  final class Staged private[LogStore] (private[LogStore] val temp: NioPath, val bytes: Array[Byte],
+      private[LogStore] val durable: Boolean)
 
   /**
    * Stores whose rename is atomic and refuses to replace an existing file, so that

@@ -402,43 +402,71 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     val commitTimestamp = clock.nowMillis()
     var attemptVersion = firstVersion
     var attemptNumber = 0
-    while (true) {
-      if (attemptNumber >= maxAttempts) {
-        throw new MaxCommitAttemptsExceededException(table, attemptNumber, attemptVersion)
-      }
-      val finalActions = finalizeActions(attemptVersion, prepared, op, isolationLevel, isBlindAppend, checker,
-        commitTimestamp)
-      val committed = doCommit(store, durable, attemptVersion, finalActions, isolationLevel)
-      if (committed) {
-        afterCommitFileWritten(attemptVersion)
-        val post = deltaLog.update()
-        if (post.version < attemptVersion) {
-          throw new IllegalStateException(
-            s"The committed version is $attemptVersion but the current version is ${post.version}.")
+    val staging = new StagedCommit(store, durable)
+    try {
+      while (true) {
+        if (attemptNumber >= maxAttempts) {
+          throw new MaxCommitAttemptsExceededException(table, attemptNumber, attemptVersion)
         }
-        return (attemptVersion, finalActions, post)
+        val finalActions = finalizeActions(attemptVersion, prepared, op, isolationLevel, isBlindAppend, checker,
+          commitTimestamp)
+        val committed = doCommit(staging, attemptVersion, finalActions, isolationLevel)
+        if (committed) {
+          afterCommitFileWritten(attemptVersion)
+          val post = deltaLog.update()
+          if (post.version < attemptVersion) {
+            throw new IllegalStateException(
+              s"The committed version is $attemptVersion but the current version is ${post.version}.")
+          }
+          return (attemptVersion, finalActions, post)
+        }
+        attemptNumber += 1
+        attemptVersion = checkForConflicts(attemptVersion, checker, attemptNumber, isolationLevel)
       }
-      attemptNumber += 1
-      attemptVersion = checkForConflicts(attemptVersion, checker, attemptNumber, isolationLevel)
+      throw new IllegalStateException("unreachable")
+    } finally staging.close()
+  }
+
+  /**
+   * The commit file of the current attempt. On the local file system its bytes are written (and
+   * forced, when durable) once and re-offered to the next version after a lost race as long as the
+   * actions serialise identically (a blind append without in-commit timestamps or row tracking), so a
+   * retry costs a hard link instead of another write + fsync.
+   */
+  private final class StagedCommit(store: LogStore, durable: Boolean) {
+    private var staged: Option[LogStore.Staged] = None
+
+    def put(attemptVersion: Long, bytes: Array[Byte]): Boolean = {
+      val target = FileNames.deltaFile(deltaLog.logPath, attemptVersion)
+      // Taken already: skip writing (and forcing) a file that cannot win this version.
+      if (store.isLocalStore && java.nio.file.Files.exists(store.localPath(target))) return false
+      if (!staged.exists(s => java.util.Arrays.equals(s.bytes, bytes))) {
+        close()
+        staged = store.stage(deltaLog.logPath, bytes, durable)
+      }
+      staged match {
+        case Some(s) => store.publish(s, target)
+        case None =>
+          try {
+            store.writeAtomically(target, overwrite = false, durable = durable)(_.write(bytes))
+            true
+          } catch {
+            case _: FileAlreadyExistsException => false
+          }
+      }
     }
-    throw new IllegalStateException("unreachable")
+
+    def close(): Unit = { staged.foreach(store.discard); staged = None }
   }
 
   /** One attempt: put-if-absent of the commit file. False when the version is taken. */
-  private def doCommit(store: LogStore, durable: Boolean, attemptVersion: Long, actions: Seq[Action],
+  private def doCommit(staging: StagedCommit, attemptVersion: Long, actions: Seq[Action],
       isolationLevel: IsolationLevel): Boolean = {
     if (log.isDebugEnabled) {
       log.debug(s"Attempting to commit version $attemptVersion with ${actions.size} actions with " +
         s"$isolationLevel isolation level")
     }
-    val bytes = ActionCodec.serialize(actions).getBytes(StandardCharsets.UTF_8)
-    try {
-      store.writeAtomically(FileNames.deltaFile(deltaLog.logPath, attemptVersion), overwrite = false,
-        durable = durable)(_.write(bytes))
-      true
-    } catch {
-      case _: FileAlreadyExistsException => false
-    }
+    staging.put(attemptVersion, ActionCodec.serialize(actions).getBytes(StandardCharsets.UTF_8))
   }
 
   /**

@@ -129,6 +129,25 @@ class LogStoreSuite {
     assertTrue(store.exists(p))
     assertEquals(Seq("s.parquet"), Option(new File(new File(log.toUri), "_sidecars").list()).get.toSeq)
   }
+
+  @Test def stagedCommitIsOfferedToSuccessiveVersionsUntilOneIsFree(): Unit = {
+    val (_, log) = newTable()
+    commit(log, 0)
+    val dir = new File(log.toUri)
+    val staged = store.stage(log, bytes("{\"commitInfo\":{\"a\":1}}\n"), durable = true).get
+    def temps = dir.list().filter(_.endsWith(".tmp")).toSeq
+    assertEquals(1, temps.size, "one hidden staged file")
+    assertFalse(store.publish(staged, FileNames.deltaFile(log, 0)), "version 0 is taken")
+    assertEquals("{\"commitInfo\":{}}\n", new String(Files.readAllBytes(new File(dir,
+      "00000000000000000000.json").toPath), StandardCharsets.UTF_8), "the existing commit is untouched")
+    assertEquals(1, temps.size, "a lost race keeps the staged file for the next attempt")
+    assertTrue(store.publish(staged, FileNames.deltaFile(log, 1)))
+    assertEquals("{\"commitInfo\":{\"a\":1}}\n",
+      new String(Files.readAllBytes(new File(dir, "00000000000000000001.json").toPath), StandardCharsets.UTF_8))
+    assertFalse(store.publish(staged, FileNames.deltaFile(log, 1)), "never replaces a commit")
+    store.discard(staged)
+    assertEquals(Nil, temps, "discard removes the staged file")
+  }
 }
 
 class LogStorePutIfAbsentGuardSuite {
