@@ -109,7 +109,8 @@ def verify(path: str, expected_commits: int) -> Dict[str, Any]:
 
 
 def summarize(name: str, engine: str, mode: str, lat_s: List[float], wall_s: float, failures: int,
-              retries: Optional[int], check: Dict[str, Any], notes: str = "") -> Dict[str, Any]:
+              retries: Optional[int], check: Dict[str, Any], notes: str = "",
+              cpu_s: Optional[float] = None) -> Dict[str, Any]:
     ok = len(lat_s)
     return {
         "scenario": name, "engine": engine, "mode": mode, "commits": ok, "failed": failures,
@@ -118,6 +119,7 @@ def summarize(name: str, engine: str, mode: str, lat_s: List[float], wall_s: flo
         "wall_s": wall_s, "final_version": check["final_version"],
         "checkpoints": len(check["checkpoints"]), "correct": not check["problems"],
         "problems": check["problems"], "notes": notes,
+        "cpu_ms_per_commit": (cpu_s * 1000 / ok) if cpu_s is not None and ok else None,
     }
 
 
@@ -197,8 +199,12 @@ class Jvm:
         self.warmup = warmup
         self.cp = f"{jar}{os.pathsep}{os.path.join(os.path.dirname(pyspark.__file__), 'jars', '*')}"
 
-    def start_writer(self, table: str, n: int, writer: str, go_file: str, durable: bool) -> subprocess.Popen:
-        cmd = ["java", "-Xmx512m", "-XX:+UseSerialGC", f"-Ddeltalog.commit.durable={str(durable).lower()}",
+    def start_writer(self, table: str, n: int, writer: str, go_file: str, durable: bool,
+                     jit: str = "c2") -> subprocess.Popen:
+        # jit "c1": -XX:TieredStopAtLevel=1, the usual setting for short-lived JVM tools. A writer that
+        # makes only 25 commits otherwise spends most of its measured CPU in C2 compiler threads.
+        flags = ["-XX:TieredStopAtLevel=1"] if jit == "c1" else []
+        cmd = ["java", "-Xmx512m", "-XX:+UseSerialGC", *flags, f"-Ddeltalog.commit.durable={str(durable).lower()}",
                f"-Ddeltalog.bench.warmup={self.warmup}",
                "-cp", self.cp, TOOL, "append-bench", table, str(n), writer, go_file]
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -214,13 +220,14 @@ def _collect(p: subprocess.Popen, sink: List[Tuple[float, str]], ready: threadin
             sink.append((time.time(), line))
 
 
-def deltalog_jvm_run(jvm: Jvm, table: str, writers: int, n: int, durable: bool
-                     ) -> Tuple[List[float], float, int, int, List[str]]:
+def deltalog_jvm_run(jvm: Jvm, table: str, writers: int, n: int, durable: bool, jit: str = "c2"
+                     ) -> Tuple[List[float], float, int, int, List[str], float]:
+    """(latencies, wall, failures, retries, errors, CPU seconds of all writer processes)."""
     go_file = table + f".go-{uuid.uuid4().hex[:6]}"
     procs, sinks, threads, readies = [], [], [], []
     try:
         for w in range(writers):
-            p = jvm.start_writer(table, n, str(w), go_file, durable)
+            p = jvm.start_writer(table, n, str(w), go_file, durable, jit)
             sink: List[Tuple[float, str]] = []
             ev = threading.Event()
             t = threading.Thread(target=_collect, args=(p, sink, ev), daemon=True)
@@ -238,7 +245,7 @@ def deltalog_jvm_run(jvm: Jvm, table: str, writers: int, n: int, durable: bool
             err = p.stderr.read().strip()
             if err:
                 errors.append(err[:300])
-        lat, ends, failures, retries = [], [], 0, 0
+        lat, ends, failures, retries, cpu_us = [], [], 0, 0, 0
         for sink in sinks:
             for ts, line in sink:
                 words = line.split()
@@ -250,7 +257,9 @@ def deltalog_jvm_run(jvm: Jvm, table: str, writers: int, n: int, durable: bool
                 elif words[0] == "failed":
                     failures += 1
                     errors.append(line)
-        return lat, (max(ends) - t_go) if ends else float("nan"), failures, retries, errors[:3]
+                elif words[0] == "cpu":
+                    cpu_us += int(words[1])
+        return lat, (max(ends) - t_go) if ends else float("nan"), failures, retries, errors[:3], cpu_us / 1e6
     finally:
         for p in procs:
             if p.poll() is None:
@@ -309,13 +318,15 @@ def markdown(rows: List[Dict[str, Any]], meta: Dict[str, Any]) -> str:
     out = [f"Commit benchmark (perf-anchors §6.2 S5/S6), {meta['date']}, {meta['machine']}; "
            f"load average {meta['load_start']} at start, {meta['load_end']} at end; "
            f"command: `{meta['command']}`", "",
-           "| # | engine | mode | commits | failed | retries | commits/s | p50 ms | p99 ms | max ms | final version | checkpoints | correct |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| # | engine | mode | commits | failed | retries | commits/s | p50 ms | p99 ms | max ms | CPU ms / commit | final version | checkpoints | correct |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(
             f"| {r['scenario']} | {r['engine']} | {r['mode']} | {r['commits']} | {r['failed']} | "
             f"{'n/a' if r['retries'] is None else r['retries']} | {r['commits_per_s']:.1f} | {r['p50_ms']:.1f} | "
-            f"{r['p99_ms']:.1f} | {r['max_ms']:.0f} | {r['final_version']} | {r['checkpoints']} | "
+            f"{r['p99_ms']:.1f} | {r['max_ms']:.0f} | "
+            f"{'n/a' if r.get('cpu_ms_per_commit') is None else '%.1f' % r['cpu_ms_per_commit']} | "
+            f"{r['final_version']} | {r['checkpoints']} | "
             f"{'yes' if r['correct'] else 'NO: ' + '; '.join(r['problems'])} |")
     out += ["", "Ratios (deltalog / delta-rs commits/s): " + ", ".join(meta.get("ratios", [])) or "n/a", "",
             "Notes: latency = start/update of the transaction + commit (+ the post-commit checkpoint when due). "
@@ -324,7 +335,10 @@ def markdown(rows: List[Dict[str, Any]], meta: Dict[str, Any]) -> str:
             "(last commit end - release of the start barrier); JVM start and Python imports are excluded. "
             "deltalog retries = versions a commit had to rebase over (committed version - read version - 1); "
             "delta-rs does not report its retries. Single run per row; deltalog JVMs warm up first on a scratch table "
-            f"({meta.get('jvm_warmup')} untimed commits)."]
+            f"({meta.get('jvm_warmup')} untimed commits). CPU ms / commit = CPU time of all writer processes "
+            "(every thread: JIT compilers and GC included) during the measured commits / commits. S6 runs the "
+            "deltalog writers twice: with the default tiered JIT (C2 compiles the commit path inside the measured "
+            "window) and with -XX:TieredStopAtLevel=1 (C1 only), the usual setting for short-lived JVM tools."]
     for r in rows:
         if r["notes"]:
             out.append(f"* {r['scenario']} {r['engine']} {r['mode']}: {r['notes']}")
@@ -345,6 +359,8 @@ def main() -> int:
     ap.add_argument("--jvm-warmup", type=int, default=300,
                     help="untimed commits each deltalog JVM makes on a scratch table first (JIT warm-up)")
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--s6-jit", default="c1,c2",
+                    help="S6 deltalog writer JVMs: c1 (-XX:TieredStopAtLevel=1), c2 (default tiered JIT), or both")
     args = ap.parse_args()
     scenarios = set(args.scenarios.split(","))
     engines = args.engines.split(",")
@@ -382,9 +398,9 @@ def main() -> int:
                 mode = "durable" if durable else "non-durable"
                 log(f"S5 deltalog JVM {mode}: {n5} commits ...")
                 p = table("s5-dl", args.checkpoint_interval)
-                lat, wall, fail, retries, errs = deltalog_jvm_run(jvm, p, 1, n5, durable)
+                lat, wall, fail, retries, errs, cpu = deltalog_jvm_run(jvm, p, 1, n5, durable)
                 rows.append(summarize("S5", "deltalog (JVM)", mode, lat, wall, fail, retries, verify(p, n5),
-                                      "; ".join(errs)))
+                                      "; ".join(errs), cpu))
             if args.python_api:
                 spark = start_spark(jar)
                 try:
@@ -406,13 +422,14 @@ def main() -> int:
             rows.append(summarize("S6", "delta-rs", "non-durable (no fsync)", lat, wall, fail, None,
                                   verify(p, total - fail), ("errors: " + " | ".join(errs)) if errs else ""))
         if "deltalog" in engines:
-            for durable in (False, True):
-                mode = "durable" if durable else "non-durable"
-                log(f"S6 deltalog JVM {mode}: {w6} x {n6} ...")
-                p = table("s6-dl", args.checkpoint_interval)
-                lat, wall, fail, retries, errs = deltalog_jvm_run(jvm, p, w6, n6, durable)
-                rows.append(summarize("S6", "deltalog (JVM)", mode, lat, wall, fail, retries, verify(p, total),
-                                      "; ".join(errs)))
+            for jit in args.s6_jit.split(","):
+                for durable in (False, True):
+                    mode = ("durable" if durable else "non-durable") + (", C1 JIT" if jit == "c1" else ", C2 JIT")
+                    log(f"S6 deltalog JVM {mode}: {w6} x {n6} ...")
+                    p = table("s6-dl", args.checkpoint_interval)
+                    lat, wall, fail, retries, errs, cpu = deltalog_jvm_run(jvm, p, w6, n6, durable, jit)
+                    rows.append(summarize("S6", "deltalog (JVM)", mode, lat, wall, fail, retries, verify(p, total),
+                                          "; ".join(errs), cpu))
     meta["load_end"] = "%.2f" % os.getloadavg()[0]
     ratios = []
     for sc in ("S5", "S6"):

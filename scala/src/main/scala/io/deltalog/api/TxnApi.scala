@@ -141,7 +141,8 @@ class TxnHandle(val txn: OptimisticTransaction) {
  * ... TxnTool append-bench <table> <n> <writerId> [<startFile>]
  *     # warms up, prints "ready", waits until <startFile> exists (when given), then commits n blind
  *     # appends exactly like TxnStress (w<id>-<i>.parquet) and prints "committed <v> <latencyMicros> <readVersion>"
- *     # per commit; a failed commit prints "failed <errorClass>" and the loop goes on
+ *     # per commit; a failed commit prints "failed <errorClass>" and the loop goes on; at the end
+ *     # "cpu <micros>": the process CPU time used by the measured commits
  * ... TxnTool race <table> <goFile> <kind> <path>
  *     # starts a transaction, prints "started <readVersion>", waits until <goFile> exists, then commits:
  *     #   delete       filterFiles() (whole table read) and remove <path>
@@ -275,6 +276,12 @@ object TxnTool {
       val p = java.nio.file.Paths.get(sf)
       while (!java.nio.file.Files.exists(p)) Thread.sleep(1)
     }
+    val os = java.lang.management.ManagementFactory.getOperatingSystemMXBean
+    def cpuNanos: Long = os match {
+      case b: com.sun.management.OperatingSystemMXBean => b.getProcessCpuTime
+      case _ => -1L
+    }
+    val cpuAtStart = cpuNanos
     var failures = 0
     (0 until n).foreach { i =>
       val t0 = System.nanoTime()
@@ -292,6 +299,9 @@ object TxnTool {
       }
       out.flush()
     }
+    // CPU the whole process used for the measured commits (JIT and GC threads included).
+    out.println(s"cpu ${(cpuNanos - cpuAtStart) / 1000L}")
+    out.flush()
     if (failures == 0) 0 else 1
   }
 }
