@@ -23,6 +23,7 @@ def spark():
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.driver.bindAddress", "127.0.0.1")
                .config("spark.driver.host", "127.0.0.1"))
-    session = configure_spark_with_deltalog(builder).getOrCreate()
+    # DELTALOG_JAR lets side-by-side builds (mvn -Dbuild.dir=...) test their own jar.
+    session = configure_spark_with_deltalog(builder, jar_path=os.environ.get("DELTALOG_JAR")).getOrCreate()
     yield session
     session.stop()

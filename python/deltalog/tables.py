@@ -16,13 +16,16 @@ import datetime as _dt
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from deltalog._jvm import call as _call
 from deltalog._jvm import jvm
 from deltalog.actions import DomainMetadata, Metadata, SetTransaction
 from deltalog.exceptions import StateRecoverError
 from deltalog.protocol import Protocol
+
+if TYPE_CHECKING:
+    from deltalog.advisor import CompatibilityReport, ProtocolExplanation
 
 TimestampLike = Union[int, float, str, _dt.datetime, _dt.date]
 
@@ -176,6 +179,19 @@ class DeltaTable:
     def checkpoint(self) -> None:
         """Write a checkpoint for this version (and update ``_last_checkpoint``)."""
         _call(self._handle.checkpoint)
+
+    # ------------------------------------------------------------------ protocol advisor
+    def explainProtocol(self) -> "ProtocolExplanation":
+        """Why each feature of this table's protocol is there, whether it can be dropped, and the
+        lowest protocol with the same features (:func:`deltalog.advisor.explain`)."""
+        from deltalog.advisor import explain
+        return explain(self.protocol(), self.metadata(), table=self._path, version=self.version())
+
+    def compatibility(self, clients: Optional[List[str]] = None, all_versions: bool = False) -> "CompatibilityReport":
+        """Which Delta clients can read and write this table, naming the features each one lacks
+        (:func:`deltalog.advisor.compatibility`; ``clients`` restricts to some client ids)."""
+        from deltalog.advisor import compatibility
+        return compatibility(self.protocol(), clients=clients, all_versions=all_versions)
 
     # ------------------------------------------------------------------ transactions
     def startTransaction(self) -> Any:

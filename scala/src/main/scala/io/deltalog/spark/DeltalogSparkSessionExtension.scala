@@ -12,6 +12,7 @@ import org.apache.spark.sql.SparkSessionExtensions
 class DeltalogSparkSessionExtension extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     SparkVersionCheck.assertSupported(org.apache.spark.SPARK_VERSION)
+    extensions.injectParser((_, parser) => new DeltalogSqlParser(parser))
   }
 }
 

@@ -1,0 +1,136 @@
+package io.deltalog.spark
+
+import java.util.Locale
+
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.{FunctionIdentifier, TableIdentifier}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression}
+import org.apache.spark.sql.catalyst.parser.{ParameterContext, ParserInterface}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.types.{BooleanType, DataType, StringType, StructType}
+
+import io.deltalog.exceptions.DeltalogException
+import io.deltalog.log.DeltaLog
+import io.deltalog.protocol.{Protocol, TableFeature}
+
+/**
+ * deltalog's SQL parser: recognises `DESC[RIBE] PROTOCOL <table>` and hands every other
+ * statement (and every other parser entry point) to Spark's parser unchanged.
+ *
+ * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
+ * `deltalog.`/data/events``) or a table name of the session catalog. Like delta-spark's
+ * `DESCRIBE DETAIL`, the statement shadows `DESCRIBE <table named protocol> <column>`.
+ */
+class DeltalogSqlParser(delegate: ParserInterface) extends ParserInterface {
+  override def parsePlan(sqlText: String): LogicalPlan =
+    DeltalogSqlParser.describeProtocol(sqlText, delegate).getOrElse(delegate.parsePlan(sqlText))
+
+  override def parsePlanWithParameters(sqlText: String, context: ParameterContext): LogicalPlan =
+    DeltalogSqlParser.describeProtocol(sqlText, delegate)
+      .getOrElse(delegate.parsePlanWithParameters(sqlText, context))
+
+  override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
+  override def parseTableIdentifier(sqlText: String): TableIdentifier = delegate.parseTableIdentifier(sqlText)
+  override def parseFunctionIdentifier(sqlText: String): FunctionIdentifier =
+    delegate.parseFunctionIdentifier(sqlText)
+  override def parseMultipartIdentifier(sqlText: String): Seq[String] = delegate.parseMultipartIdentifier(sqlText)
+  override def parseQuery(sqlText: String): LogicalPlan = delegate.parseQuery(sqlText)
+  override def parseRoutineParam(sqlText: String): StructType = delegate.parseRoutineParam(sqlText)
+  override def parseTableSchema(sqlText: String): StructType = delegate.parseTableSchema(sqlText)
+  override def parseDataType(sqlText: String): DataType = delegate.parseDataType(sqlText)
+}
+
+object DeltalogSqlParser {
+  private val Statement = """(?is)^\s*desc(?:ribe)?\s+protocol\s+(.+?)\s*;?\s*$""".r
+  private val Quoted = """(?s)^(['"])(.*)\1$""".r
+  private val PathTable = """(?is)^(?:delta|deltalog)\.`(.*)`$""".r
+  private val BackquotedPath = """(?s)^`(.*[/\\].*)`$""".r
+
+  /** The DESCRIBE PROTOCOL command for `sqlText`, or None when it is some other statement. */
+  def describeProtocol(sqlText: String, delegate: ParserInterface): Option[DescribeProtocolCommand] =
+    sqlText match {
+      case Statement(target) =>
+        Some(target.trim match {
+          case Quoted(_, path) => DescribeProtocolCommand(Some(path), None)
+          case PathTable(path) => DescribeProtocolCommand(Some(path), None)
+          case BackquotedPath(path) => DescribeProtocolCommand(Some(path), None)
+          case name => DescribeProtocolCommand(None, Some(delegate.parseTableIdentifier(name)))
+        })
+      case _ => None
+    }
+}
+
+/**
+ * `DESCRIBE PROTOCOL`: one row per feature of the table's latest protocol — the same facts as
+ * the Python advisor's `explain()` (kind, legacy version, what supports it, which features need
+ * it, whether `DROP FEATURE` removes it and the resulting protocol), computed with the engine's
+ * protocol rules. The protocol and metadata are read without loading the table's files, so
+ * tables this engine cannot read can still be described.
+ */
+case class DescribeProtocolCommand(path: Option[String], table: Option[TableIdentifier])
+    extends LeafRunnableCommand {
+
+  override val output: Seq[Attribute] = Seq(
+    AttributeReference("feature", StringType, nullable = false)(),
+    AttributeReference("type", StringType, nullable = false)(),
+    AttributeReference("legacy_version", StringType)(),
+    AttributeReference("min_protocol", StringType, nullable = false)(),
+    AttributeReference("supported_by", StringType, nullable = false)(),
+    AttributeReference("required_by", StringType)(),
+    AttributeReference("requires", StringType)(),
+    AttributeReference("enabled_by", StringType)(),
+    AttributeReference("droppable", BooleanType, nullable = false)(),
+    AttributeReference("drop_result", StringType, nullable = false)(),
+    AttributeReference("protocol", StringType, nullable = false)())
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val location = path.getOrElse {
+      val meta = spark.sessionState.catalog.getTableMetadata(table.get)
+      meta.storage.locationUri.map(_.toString).getOrElse(throw new DeltalogException("DELTA_TABLE_NOT_FOUND",
+        s"Table ${table.get.unquotedString} has no location; DESCRIBE PROTOCOL needs a path-based table."))
+    }
+    val log = DeltaLog.forTable(location, spark.sessionState.newHadoopConf())
+    val (protocol, _) = log.readProtocolAndMetadata()
+    DescribeProtocolCommand.rows(protocol)
+  }
+}
+
+object DescribeProtocolCommand {
+  private def pair(r: Int, w: Int): String = s"($r,$w)"
+
+  /** Implied legacy features (by name), then listed names (case-insensitively, first spelling kept). */
+  def featureNames(p: Protocol): Seq[String] = {
+    val implied = p.implicitlySupportedFeatures.map(_.name).toSeq.sorted
+    val listed = p.readerAndWriterFeatureNames.toSeq.sortBy(_.toLowerCase(Locale.ROOT))
+    (implied ++ listed).foldLeft(Vector.empty[String]) { (acc, n) =>
+      if (acc.exists(_.equalsIgnoreCase(n))) acc else acc :+ n
+    }
+  }
+
+  def rows(p: Protocol): Seq[Row] = {
+    val supported = p.implicitlyAndExplicitlySupportedFeatures
+    featureNames(p).map { name =>
+      val feature = TableFeature.byName(name)
+      val (droppable, dropResult) =
+        try (true, Protocol.dropFeatureSupport(p, name).simpleString)
+        catch { case e: DeltalogException => (false, e.errorClass) }
+      feature match {
+        case Some(f) =>
+          val legacy = if (f.isLegacyFeature) Some(pair(math.max(1, f.minReaderVersion), f.minWriterVersion)) else None
+          val minProtocol = legacy.getOrElse(pair(if (f.isReaderWriterFeature) 3 else 1, 7))
+          val implied = p.implicitlySupportedFeatures.contains(f)
+          val requiredBy = supported.filter(_.requiredFeatureNames.contains(f.name)).map(_.name).toSeq.sorted
+          Row(f.name, if (f.isReaderWriterFeature) "reader-writer" else "writer-only", legacy.orNull, minProtocol,
+            if (implied) s"implied by ${pair(p.minReaderVersion, p.minWriterVersion)}" else "listed",
+            if (requiredBy.isEmpty) null else requiredBy.mkString(","),
+            if (f.requiredFeatureNames.isEmpty) null else f.requiredFeatureNames.sorted.mkString(","),
+            f.enabledBy, droppable, dropResult, p.simpleString)
+        case None =>
+          val inReader = p.readerFeatureNames.exists(_.equalsIgnoreCase(name))
+          Row(name, "unknown", null, pair(if (inReader) 3 else 1, 7), "listed", null, null, null,
+            droppable, dropResult, p.simpleString)
+      }
+    }
+  }
+}
