@@ -10,7 +10,7 @@ JAR_NAME := deltalog-spark_2.13-0.1.0.jar
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: setup jar jar-tested install demo test test-scala test-python test-integration-full bench clean
+.PHONY: setup jar jar-tested install demo test test-scala test-python test-integration-full bench peers clean
 
 $(VENV)/.deps: python/requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,7 +55,12 @@ clean:
 	rm -rf target target-* python/build python/*.egg-info python/deltalog/jars/*.jar
 
 # Side-by-side benchmarks (deltalog vs delta-rs); writes benchmarks/RESULTS.md. Not part of `make test`.
-bench: setup jar install
+bench: setup jar install peers
 	$(PY) benchmarks/run.py --command "make bench" --out benchmarks/RESULTS.md
 	printf '\n## S5 / S6 — commits (benchmarks/txn_bench.py)\n\n' >> benchmarks/RESULTS.md
 	$(PY) benchmarks/txn_bench.py --scenarios S5,S6 --engines delta-rs,deltalog >> benchmarks/RESULTS.md
+	$(PY) benchmarks/connector_bench.py --scenarios S8,SCAN,APPEND --out benchmarks/RESULTS.md
+
+# Test-only peer jars for the benchmarks: delta-spark (Maven Central's newest build for Spark 4.2).
+peers:
+	$(MVN) -q dependency:get -Dartifact=io.delta:delta-spark_4.2_2.13:4.4.0 -Dtransitive=true

@@ -1,0 +1,282 @@
+"""Spark connector benchmark, side by side in one run (perf-anchors §6.2 S8, issue 5 targets).
+
+S8     Data-skipping plan on the 100k-file table of the log benchmark (``ckpt-c1000-n100000``: every
+       file covers the disjoint id range [1000 i, 1000 i + 999]), at 0.1 %, 1 %, 10 % and 100 %
+       selectivity (``id >= 0 AND id < X``). Planning only: no data file exists or is opened.
+         * delta-rs: ``QueryBuilder().register("t", dt).execute("EXPLAIN SELECT count(*) ...")``
+           with the ``DeltaTable`` loaded before the clock starts (as in perf-anchors §4).
+         * deltalog: ``spark.read.format("deltalog").load(p).where(...)`` planned through
+           ``io.deltalog.api.ScanApi.plannedFiles`` (Spark analysis, optimisation, physical planning,
+           partition pruning and data skipping; the snapshot is cached after the warm-up, as
+           delta-rs' is). The kept file set is checked against the ideal set computed from the
+           generator; delta-rs' EXPLAIN truncates its file lists, so only its time is reported.
+SCAN   Full scan (``count`` + a sum over every column, so every byte is decoded) of a ~1 GB table
+       written once per format: plain ``spark.read.parquet``, deltalog, delta-spark (if its jars are
+       available: ``make peers``). Same Spark session, same files layout and size.
+APPEND A ~1 GB append (``df.write.mode("append")``) of the same generated DataFrame: plain Parquet,
+       deltalog (stats collected), delta-spark.
+
+    .venv/bin/python benchmarks/connector_bench.py                    # S8 only (about 1 min)
+    .venv/bin/python benchmarks/connector_bench.py --scenarios S8,SCAN,APPEND --rows 60000000
+
+Times are seconds, median of 3 runs after one warm-up (S8) or median of 2 (SCAN, APPEND). Ratios
+below 1 mean deltalog is faster. Never asserted in tests; printed as Markdown (``--out`` appends it
+to a file).
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, HERE)
+
+import generate  # noqa: E402
+
+DELTA_SPARK_COORDS = "io.delta:delta-spark_4.2_2.13:4.4.0"
+
+
+def median_time(fn: Callable[[], Any], runs: int, warmup: int = 1) -> Tuple[float, Any]:
+    out = None
+    for _ in range(warmup):
+        out = fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def delta_spark_jars() -> List[str]:
+    """delta-spark and its runtime jars from the local Maven repository (``make peers`` fetches them)."""
+    m2 = os.path.expanduser("~/.m2/repository/io/delta")
+    want = ["delta-spark_4.2_2.13/4.4.0/delta-spark_4.2_2.13-4.4.0.jar", "delta-storage/4.4.0/delta-storage-4.4.0.jar",
+            "delta-kernel-api/4.4.0/delta-kernel-api-4.4.0.jar",
+            "delta-kernel-defaults/4.4.0/delta-kernel-defaults-4.4.0.jar"]
+    jars = [os.path.join(m2, w) for w in want]
+    return jars if all(os.path.exists(j) for j in jars) else []
+
+
+def start_spark(jar: Optional[str], with_delta_spark: bool, driver_memory: str) -> Any:
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    from deltalog import configure_spark_with_deltalog
+    builder = (SparkSession.builder.master("local[2]").appName("deltalog-connector-bench")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.memory", driver_memory).config("spark.ui.showConsoleProgress", "false"))
+    builder = configure_spark_with_deltalog(builder, jar_path=jar)
+    if with_delta_spark:
+        jars = delta_spark_jars()
+        conf = builder._options  # noqa: SLF001 - read back what configure_spark_with_deltalog set
+        builder = builder.config("spark.jars", ",".join([conf.get("spark.jars", "")] + jars).strip(","))
+        ext = conf.get("spark.sql.extensions", "")
+        builder = builder.config("spark.sql.extensions",
+                                 ",".join(e for e in [ext, "io.delta.sql.DeltaSparkSessionExtension"] if e))
+    return builder.getOrCreate()
+
+
+# ------------------------------------------------------------------------------------------- S8
+
+def active_indices(spec: "generate.Spec", version: int) -> List[int]:
+    active: set = set()
+    for v in range(1, version + 1):
+        adds, removes = spec.actions(v)
+        active.update(adds)
+        active.difference_update(removes)
+    return sorted(active)
+
+
+def s8(spark: Any, engines: List[str], runs: int) -> List[Dict[str, Any]]:
+    spec = generate.S1_SPECS["100k"]
+    table = generate.ensure_checkpoint_table(spec, 0)
+    active = active_indices(spec, spec.last)
+    id_end = 1000 * (max(active) + 1)
+    rows = []
+    dt = None
+    if "delta-rs" in engines:
+        from deltalake import DeltaTable, QueryBuilder
+        dt = DeltaTable(table)
+        dt.get_add_actions(flatten=False)  # loaded before the clock starts
+    jvm = spark._jvm if spark is not None else None  # noqa: SLF001
+    for sel in (0.001, 0.01, 0.1, 1.0):
+        x = int(id_end * sel)
+        cond = f"id >= 0 AND id < {x}"
+        ideal = {spec.path(i) for i in active if 1000 * i < x}
+        row: Dict[str, Any] = {"selectivity": sel, "ideal": len(ideal)}
+        if dt is not None:
+            import pyarrow as pa
+
+            def rs_plan() -> int:
+                r = QueryBuilder().register("t", dt).execute(f"EXPLAIN SELECT count(*) FROM t WHERE {cond}")
+                return len(pa.table(r))
+            row["delta-rs"], _ = median_time(rs_plan, runs)
+        if jvm is not None:
+            def dl_df() -> Any:
+                return spark.read.format("deltalog").load(table).where(cond)
+
+            def dl_plan() -> int:
+                return jvm.io.deltalog.api.ScanApi.plannedFileCount(dl_df()._jdf)  # noqa: SLF001
+            row["deltalog"], _ = median_time(dl_plan, runs)
+            text = jvm.io.deltalog.api.ScanApi.plannedFilesText(dl_df()._jdf)  # noqa: SLF001
+            files = text.split("\n") if text else []
+            kept = {os.path.relpath(f.replace("file:", ""), table) for f in files}
+            row["deltalog_kept"] = len(kept)
+            row["deltalog_exact"] = kept == ideal
+        rows.append(row)
+    return rows
+
+
+# --------------------------------------------------------------------------------- SCAN / APPEND
+
+def data_frame(spark: Any, rows: int) -> Any:
+    """~17 bytes/row in Parquet: 60M rows ≈ 1 GB. Deterministic, mixed types, some nulls."""
+    from pyspark.sql import functions as F
+    return (spark.range(0, rows, 1, 16)
+            .withColumn("k", (F.col("id") % 1000).cast("int"))
+            .withColumn("v", F.when(F.col("id") % 97 == 0, None).otherwise(F.col("id") * 7 % 1000003))
+            .withColumn("d", (F.col("id") % 10007) / 13.0)
+            .withColumn("s", F.concat(F.lit("name-"), (F.col("id") % 50000).cast("string"))))
+
+
+def scan_append(spark: Any, rows: int, work: str, with_delta_spark: bool, scenarios: set) -> Dict[str, Any]:
+    fmts = ["parquet", "deltalog"] + (["delta"] if with_delta_spark else [])
+    out: Dict[str, Any] = {"rows": rows, "append": {}, "scan": {}, "bytes": {}}
+    paths = {f: os.path.join(work, f"t-{f}") for f in fmts}
+
+    def write(fmt: str, path: str, n: int = rows) -> None:
+        data_frame(spark, n).write.format(fmt).mode("append").save(path)
+
+    # Warm-up: every format writes and scans a small table first, so no format pays the JIT and
+    # class-loading cost of the first write or scan in its measured runs.
+    from pyspark.sql import functions as F
+    for fmt in fmts:
+        p = paths[fmt] + "-warmup"
+        write(fmt, p, 200_000)
+        spark.read.format(fmt).load(p).agg(F.sum("id"), F.sum(F.length("s"))).collect()
+        shutil.rmtree(p, ignore_errors=True)
+
+    for fmt in fmts:
+        times = []
+        reps = 2 if "APPEND" in scenarios else 1
+        for r in range(reps):
+            p = paths[fmt] if r == reps - 1 else paths[fmt] + f"-append{r}"
+            t0 = time.perf_counter()
+            write(fmt, p)
+            times.append(time.perf_counter() - t0)
+            if p != paths[fmt]:
+                shutil.rmtree(p, ignore_errors=True)
+        out["append"][fmt] = statistics.median(times)
+        out["bytes"][fmt] = sum(os.path.getsize(f) for f in glob.glob(os.path.join(paths[fmt], "**", "*.parquet"),
+                                                                        recursive=True))
+    if "SCAN" in scenarios:
+        for fmt in fmts:
+            def scan() -> Any:
+                df = spark.read.format(fmt).load(paths[fmt])
+                return df.agg(F.count("*"), F.sum("id"), F.sum("k"), F.sum("v"), F.sum("d"),
+                              F.sum(F.length("s"))).collect()[0]
+            out["scan"][fmt], res = median_time(scan, 2)
+            out.setdefault("scan_result", {})[fmt] = tuple(res)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- report
+
+def markdown(meta: Dict[str, Any], s8_rows: List[Dict[str, Any]], sa: Optional[Dict[str, Any]]) -> str:
+    lines = [f"## Spark connector (benchmarks/connector_bench.py)", "",
+             f"{meta['date']}, {meta['machine']}; load average {meta['load_start']} at start, "
+             f"{meta['load_end']} at end; command: `{meta['command']}`", ""]
+    if s8_rows:
+        lines += ["### S8 — data-skipping plan, 100k files with stats (sorted table)", "",
+                  "| selectivity | ideal files | deltalog kept | exact set | delta-rs s | deltalog s | deltalog / delta-rs |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in s8_rows:
+            rs, dl = r.get("delta-rs"), r.get("deltalog")
+            ratio = f"{dl / rs:.2f}×" if rs and dl else "n/a"
+            lines.append(f"| {r['selectivity'] * 100:g} % | {r['ideal']:,} | {r.get('deltalog_kept', 'n/a'):,} | "
+                         f"{'yes' if r.get('deltalog_exact') else 'NO'} | "
+                         f"{'n/a' if rs is None else '%.3f' % rs} | {'n/a' if dl is None else '%.3f' % dl} | {ratio} |")
+        lines += ["", "delta-rs: EXPLAIN through QueryBuilder on a loaded DeltaTable; deltalog: DataFrame "
+                  "creation + Spark planning + pruning/skipping through `ScanApi.plannedFileCount` from Python (py4j "
+                  "included), snapshot cached. delta-rs' EXPLAIN truncates its file lists, so only deltalog's kept "
+                  "set is checked against the ideal one.", ""]
+    if sa:
+        fmts = list(sa["append"].keys())
+        names = {"parquet": "plain Parquet", "deltalog": "deltalog", "delta": "delta-spark 4.4.0"}
+        lines += [f"### Full scan and append, {sa['rows']:,} rows", "",
+                  "| | " + " | ".join(names[f] for f in fmts) + " | deltalog / Parquet | deltalog / delta-spark |",
+                  "|---|" + "---|" * (len(fmts) + 2)]
+
+        def ratio(d: Dict[str, float], a: str, b: str) -> str:
+            return f"{d[a] / d[b]:.2f}×" if a in d and b in d else "n/a"
+        for kind in ("append", "scan"):
+            d = sa[kind]
+            if d:
+                lines.append(f"| {kind} s | " + " | ".join("%.2f" % d[f] for f in fmts) +
+                             f" | {ratio(d, 'deltalog', 'parquet')} | {ratio(d, 'deltalog', 'delta')} |")
+        lines.append("| bytes written | " + " | ".join(f"{sa['bytes'][f] / 1e6:,.0f} MB" for f in fmts) + " | | |")
+        if sa.get("scan_result"):
+            same = len(set(sa["scan_result"].values())) == 1
+            lines += ["", f"Scan results identical across formats: {'yes' if same else 'NO ' + str(sa['scan_result'])}."]
+        lines += ["", "Scan = count + sums over every column (every value decoded), median of 2 in one warm "
+                  "SparkSession (`local[2]`); append = `df.write.format(f).mode('append').save`, median of 2; "
+                  "deltalog's append includes per-file statistics and the commit."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenarios", default="S8")
+    ap.add_argument("--engines", default="delta-rs,deltalog")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rows", type=int, default=60_000_000, help="rows of the SCAN/APPEND table (60M ≈ 1 GB)")
+    ap.add_argument("--jar", default=os.environ.get("DELTALOG_JAR"))
+    ap.add_argument("--no-delta-spark", action="store_true")
+    ap.add_argument("--driver-memory", default="4g")
+    ap.add_argument("--out", help="append the Markdown report to this file")
+    a = ap.parse_args()
+    scenarios = set(a.scenarios.split(","))
+    engines = a.engines.split(",")
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "machine": f"{os.cpu_count()} cores, {platform.platform()}",
+            "load_start": "%.2f" % os.getloadavg()[0],
+            "command": "python benchmarks/connector_bench.py " + " ".join(sys.argv[1:])}
+    with_ds = bool(scenarios & {"SCAN", "APPEND"}) and not a.no_delta_spark and bool(delta_spark_jars())
+    spark = start_spark(a.jar, with_ds, a.driver_memory) if "deltalog" in engines or scenarios & {"SCAN", "APPEND"} else None
+    s8_rows, sa = [], None
+    try:
+        if "S8" in scenarios:
+            s8_rows = s8(spark, engines, a.runs)
+        if scenarios & {"SCAN", "APPEND"}:
+            work = tempfile.mkdtemp(prefix="deltalog-connector-bench-", dir=os.path.join(generate.DATA_DIR))
+            try:
+                sa = scan_append(spark, a.rows, work, with_ds, scenarios)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+    finally:
+        if spark is not None:
+            spark.stop()
+    meta["load_end"] = "%.2f" % os.getloadavg()[0]
+    report = markdown(meta, s8_rows, sa)
+    print(report)
+    if a.out:
+        with open(a.out, "a") as f:
+            f.write("\n" + report)
+    ok = all(r.get("deltalog_exact", True) for r in s8_rows)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,12 @@
+// Lives under io/deltalog/commands (the write path owns it) but in a package below
+// org.apache.spark.sql, the only place Spark's `private[sql]` Expression <-> Column bridge can be used.
+package org.apache.spark.sql.deltalog
+
+import org.apache.spark.sql.Column
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.classic.ExpressionUtils
+
+/** Catalyst expressions as DataFrame columns (the write path's rule checks and identity values). */
+object SparkInternals {
+  def column(e: Expression): Column = ExpressionUtils.column(e)
+}
