@@ -639,6 +639,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--worker-timeout", type=float, default=1800)
     ap.add_argument("--command", help="the command line to print in the report (e.g. 'make bench')")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--jar", help="deltalog engine jar to benchmark (default: $DELTALOG_BENCH_JAR, else the one "
+                                  "bundled in python/deltalog/jars/); e.g. a jar built with -Dbuild.dir=target-perf")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--plan", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
@@ -653,6 +655,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
             ap.error(f"unknown engine {e}; choose from {','.join(ENGINE_ORDER)}")
     if a.quick and a.full:
         ap.error("--quick and --full exclude each other")
+    if a.jar:
+        if not os.path.isfile(a.jar):
+            ap.error(f"--jar {a.jar}: no such file")
+        # the workers (separate processes) inherit it; engines.py reads DELTALOG_BENCH_JAR
+        os.environ["DELTALOG_BENCH_JAR"] = os.path.abspath(a.jar)
     return a
 
 

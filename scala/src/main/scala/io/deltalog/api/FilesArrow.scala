@@ -268,7 +268,20 @@ object FilesArrow {
       dv.allocateNew()
     }
 
+    // Most rows share the previous row's map object (e.g. the one empty map of an unpartitioned
+    // table): checked first, since identity hashing per row was half of the export time.
+    private var lastMap: Map[String, String] = _
+    private var lastEncoded: EncodedMap = _
+
     private def encoded(m: Map[String, String]): EncodedMap = {
+      if (m eq lastMap) return lastEncoded
+      val e = lookup(m)
+      lastMap = m
+      lastEncoded = e
+      e
+    }
+
+    private def lookup(m: Map[String, String]): EncodedMap = {
       val hit = pvCache.get(m)
       if (hit != null) hit
       else {

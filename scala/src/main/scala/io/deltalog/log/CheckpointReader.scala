@@ -10,15 +10,20 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.column.{ColumnDescriptor, Encoding}
+import org.apache.parquet.column.impl.ColumnReadStoreImpl
 import org.apache.parquet.column.page.{DataPage, DataPageV1, DictionaryPage, PageReadStore, PageReader}
 import org.apache.parquet.filter2.compat.FilterCompat
+import org.apache.parquet.filter2.predicate.FilterApi
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.api.InitContext
 import org.apache.parquet.hadoop.metadata.BlockMetaData
 import org.apache.parquet.hadoop.util.HadoopInputFile
+import org.apache.parquet.internal.column.columnindex.OffsetIndex
+import org.apache.parquet.internal.filter2.columnindex.RowRanges
 import org.apache.parquet.io.{ColumnIOFactory, InputFile, LocalInputFile, MessageColumnIO}
-import org.apache.parquet.io.api.RecordMaterializer
-import org.apache.parquet.schema.MessageType
+import org.apache.parquet.io.api.{Binary, RecordMaterializer}
+import org.apache.parquet.schema.{GroupType, MessageType, PrimitiveType}
+import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
 import io.deltalog.actions._
 import io.deltalog.exceptions.CorruptLogFileException
@@ -200,13 +205,17 @@ object CheckpointReader {
       sink: ReplaySink,
       done: () => Boolean): Unit = {
     val path = file.getPath
+    val pmOnly = !want.children.contains("add") && !want.children.contains("remove") &&
+      want.children.contains("protocol")
     val reader =
       try {
-        val options = HadoopReadOptions.builder(conf)
+        val builder = HadoopReadOptions.builder(conf)
           .useStatsFilter(false).useDictionaryFilter(false).useRecordFilter(false)
           .useColumnIndexFilter(false).useBloomFilter(false).usePageChecksumVerification(false)
-          .build()
-        ParquetFileReader.open(inputFile(conf, file), options)
+        // Protocol / metaData only: the page index (column index null pages) lets parquet-mr skip
+        // every page in which both columns are null, i.e. nearly all of a large checkpoint.
+        if (pmOnly) builder.useColumnIndexFilter(true).withRecordFilter(FilterCompat.get(PmFilter))
+        ParquetFileReader.open(inputFile(conf, file), builder.build())
       } catch { case NonFatal(e) => throw corrupt(path, e) }
     try {
       val fileSchema = reader.getFooter.getFileMetaData.getSchema
@@ -219,7 +228,16 @@ object CheckpointReader {
       val plans = scala.collection.mutable.HashMap.empty[Seq[String], (MessageType, RecordMaterializer[Action], MessageColumnIO)]
       def plan(fields: Seq[String]): (MessageType, RecordMaterializer[Action], MessageColumnIO) =
         plans.getOrElseUpdate(fields, try {
-          val schema = new MessageType(requested.getName, fields.map(f => requested.getType(requested.getFieldIndex(f))): _*)
+          // "-add.x": child x of `add` left out (absent in every row of the row group).
+          val dropAdd = fields.filter(_.startsWith(DropAddPrefix)).map(_.substring(DropAddPrefix.length)).toSet
+          val schema = new MessageType(requested.getName, fields.filterNot(_.startsWith(DropAddPrefix)).map { f =>
+            val t = requested.getType(requested.getFieldIndex(f))
+            if (f != "add" || dropAdd.isEmpty) t
+            else {
+              val g = t.asGroupType()
+              g.withNewFields(g.getFields.asScala.filterNot(c => dropAdd.contains(c.getName)).asJava)
+            }
+          }: _*)
           val materializer = support.prepareForRead(conf, java.util.Collections.emptyMap(), fileSchema,
             new org.apache.parquet.hadoop.api.ReadSupport.ReadContext(schema))
           val columnIO = new ColumnIOFactory(reader.getFooter.getFileMetaData.getCreatedBy, false)
@@ -227,9 +245,11 @@ object CheckpointReader {
           (schema, materializer, columnIO)
         } catch { case NonFatal(e) => throw corrupt(path, e) })
       val topFields = requested.getFields.asScala.map(_.getName).toSeq
-      val pmOnly = !want.children.contains("add") && !want.children.contains("remove") &&
-        want.children.contains("protocol")
       val blocks = reader.getRowGroups.asScala.toIndexedSeq
+      if (pmOnly && pmFilterApplies(fileSchema)) {
+        readProtocolAndMetadataRows(reader, blocks, topFields, plan, path, version, sink, done)
+        return
+      }
       var b = 0
       while (b < blocks.size && !done()) {
         val block = blocks(b)
@@ -238,7 +258,10 @@ object CheckpointReader {
         if ((pmOnly && noProtocolOrMetadata(block)) || present.isEmpty) {
           reader.skipNextRowGroup()
         } else {
-          val (schema, materializer, columnIO) = plan(present)
+          val dropped =
+            if (pmOnly || !present.contains("add")) Nil
+            else absentAddChildren(block, fileSchema, requested.getType(requested.getFieldIndex("add")).asGroupType())
+          val (schema, materializer, columnIO) = plan(present ++ dropped.map(DropAddPrefix + _))
           reader.setRequestedSchema(schema)
           // Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
           val pages = try reader.readNextRowGroup() catch { case NonFatal(e) => throw corrupt(path, e) }
@@ -260,6 +283,153 @@ object CheckpointReader {
     } finally {
       try reader.close() catch { case NonFatal(_) => }
     }
+  }
+
+  /** Rows with a protocol or a metaData (the column-index filter of the P&M-only read). */
+  private val PmFilter = FilterApi.or(
+    FilterApi.notEq(FilterApi.intColumn("protocol.minReaderVersion"), null.asInstanceOf[Integer]),
+    FilterApi.notEq(FilterApi.binaryColumn("metaData.id"), null.asInstanceOf[Binary]))
+
+  /** True when the file has both filter columns with the types [[PmFilter]] assumes. */
+  private def pmFilterApplies(fileSchema: MessageType): Boolean = {
+    def leaf(path: String*): Option[PrimitiveType] =
+      if (!fileSchema.containsPath(path.toArray)) None
+      else Some(fileSchema.getType(path: _*)).filter(_.isPrimitive).map(_.asPrimitiveType())
+    leaf("protocol", "minReaderVersion").exists(_.getPrimitiveTypeName == PrimitiveTypeName.INT32) &&
+      leaf("metaData", "id").exists(_.getPrimitiveTypeName == PrimitiveTypeName.BINARY)
+  }
+
+  /**
+   * The protocol / metaData rows of a Parquet checkpoint. For each row group whose statistics do
+   * not rule both columns out:
+   *  1. the two probe leaves `protocol.minReaderVersion` and `metaData.id` are read through
+   *     parquet-mr's column-index filter (only the pages holding a non-null value) and their
+   *     definition levels give the exact rows whose `protocol` / `metaData` struct is present;
+   *  2. when those rows are adjacent (the usual layout), only they are assembled (one row range).
+   * Otherwise, without a page index, or if step 2 is refused, the filtered pages are assembled
+   * row by row.
+   */
+  private def readProtocolAndMetadataRows(
+      reader: ParquetFileReader,
+      blocks: IndexedSeq[BlockMetaData],
+      topFields: Seq[String],
+      plan: Seq[String] => (MessageType, RecordMaterializer[Action], MessageColumnIO),
+      path: Path,
+      version: Long,
+      sink: ReplaySink,
+      done: () => Boolean): Unit = {
+    val fileSchema = reader.getFooter.getFileMetaData.getSchema
+    val createdBy = reader.getFooter.getFileMetaData.getCreatedBy
+    def assemble(pages: PageReadStore, columnIO: MessageColumnIO, materializer: RecordMaterializer[Action]): Unit = {
+      val rows = pages.getRowCount
+      val rr = try columnIO.getRecordReader(pages, materializer, FilterCompat.NOOP)
+        catch { case NonFatal(e) => throw corrupt(path, e) }
+      var i = 0L
+      while (i < rows) {
+        val action = try rr.read() catch { case NonFatal(e) => throw corrupt(path, e) }
+        if (action != null) {
+          sink.accept(version, action)
+          if (done()) i = rows
+        }
+        i += 1
+      }
+    }
+    var b = 0
+    while (b < blocks.size && !done()) {
+      val block = blocks(b)
+      val present = topFields.filterNot(f => allNull(block, f))
+      if (block.getRowCount > 0 && !noProtocolOrMetadata(block) && present.nonEmpty) {
+        val (schema, materializer, columnIO) = plan(present)
+        // parquet-mr caches a row group's page index for the columns requested when it is first
+        // used: create it for the whole projection before the probe narrows the request.
+        reader.setRequestedSchema(schema)
+        try reader.getColumnIndexStore(b) catch { case NonFatal(e) => throw corrupt(path, e) }
+        val rows = try exactProtocolAndMetadataRows(reader, b, fileSchema, createdBy, present)
+          catch { case NonFatal(e) => throw corrupt(path, e) }
+        val exact = rows.flatMap { r =>
+          if (r.isEmpty) Some(null)
+          // Only one run of adjacent rows (delta-rs writes protocol and metaData last, Spark
+          // first): parquet-mr misreads several disjoint single-row ranges inside one page.
+          else if (r.last - r.head + 1 != r.length) None
+          else {
+            reader.setRequestedSchema(schema)
+            try Option[PageReadStore](reader.readFilteredRowGroup(b, singleRowRanges(r, block.getRowCount)))
+            catch { case NonFatal(_) => None } // e.g. a column without offset index: general way
+          }
+        }
+        exact match {
+          case Some(null) => // no protocol / metaData row in this row group
+          case Some(pages) => if (pages.getRowCount > 0) assemble(pages, columnIO, materializer)
+          case None =>
+            reader.setRequestedSchema(schema)
+            val pages = try reader.readFilteredRowGroup(b) catch { case NonFatal(e) => throw corrupt(path, e) }
+            if (pages != null && pages.getRowCount > 0) assemble(pages, columnIO, materializer)
+        }
+      }
+      b += 1
+    }
+  }
+
+  /**
+   * Step 1 of [[readProtocolAndMetadataRows]]: the sorted row indexes (within row group `b`) of
+   * the rows with a `protocol` or `metaData` struct, from the definition levels of the probe
+   * leaves in the pages the column index keeps. None when the pages carry no row indexes (no
+   * page index: the caller then assembles every row).
+   */
+  private def exactProtocolAndMetadataRows(
+      reader: ParquetFileReader,
+      b: Int,
+      fileSchema: MessageType,
+      createdBy: String,
+      present: Seq[String]): Option[Array[Long]] = {
+    val probes = Seq("protocol" -> "minReaderVersion", "metaData" -> "id").filter(p => present.contains(p._1))
+    if (probes.isEmpty) return Some(Array.emptyLongArray)
+    val probeSchema = new MessageType(fileSchema.getName, probes.map { case (g, leaf) =>
+      val group = fileSchema.getType(fileSchema.getFieldIndex(g)).asGroupType()
+      group.withNewFields(group.getType(group.getFieldIndex(leaf)))
+    }: _*)
+    reader.setRequestedSchema(probeSchema)
+    val pages = reader.readFilteredRowGroup(b)
+    if (pages == null || pages.getRowCount == 0) return Some(Array.emptyLongArray)
+    if (!pages.getRowIndexes.isPresent) return None
+    val n = pages.getRowCount
+    val hit = new java.util.BitSet()
+    val store = new ColumnReadStoreImpl(pages, new ParquetActionConverters.IgnoreGroup(probeSchema), probeSchema, createdBy)
+    probes.foreach { case (g, leaf) =>
+      val d = probeSchema.getColumnDescription(Array(g, leaf))
+      if (d.getMaxRepetitionLevel != 0) return None
+      val cr = store.getColumnReader(d)
+      var k = 0
+      while (k < n) {
+        val dl = cr.getCurrentDefinitionLevel
+        if (dl >= 1) hit.set(k) // the struct is present (its leaf may still be null)
+        if (dl == d.getMaxDefinitionLevel) cr.skip()
+        cr.consume()
+        k += 1
+      }
+    }
+    val out = new Array[Long](hit.cardinality())
+    val rowIndexes = pages.getRowIndexes.get
+    var k = 0
+    var j = 0
+    while (k < n && j < out.length) {
+      val row = rowIndexes.nextLong()
+      if (hit.get(k)) { out(j) = row; j += 1 }
+      k += 1
+    }
+    Some(out)
+  }
+
+  /** Row ranges made of exactly the given rows (sorted, distinct, adjacent). */
+  private def singleRowRanges(rows: Array[Long], rowCount: Long): RowRanges = {
+    val single = new OffsetIndex {
+      override def getPageCount: Int = rows.length
+      override def getOffset(i: Int): Long = 0L
+      override def getCompressedPageSize(i: Int): Int = 0
+      override def getFirstRowIndex(i: Int): Long = rows(i)
+      override def getLastRowIndex(i: Int, rowGroupRowCount: Long): Long = rows(i)
+    }
+    RowRanges.create(rowCount, java.util.stream.IntStream.range(0, rows.length).iterator(), single)
   }
 
   /**
@@ -311,6 +481,51 @@ object CheckpointReader {
       } else true
     }
     ok && leaves > 0
+  }
+
+  private val DropAddPrefix = "-add."
+
+  /**
+   * Children of the projected `add` struct that are absent in every row of the row group, so
+   * that reading them only costs time (most checkpoints have no tags, deletion vectors, row
+   * tracking or partition values): leaving them out of the projection gives the same actions.
+   * A child is absent when one of its leaves has no definition level at or above the child's
+   * own (size-statistics histogram), or, without histograms, when a primitive child is null in
+   * every row. `partitionValues` also counts as absent when the map has no entry in any row,
+   * since a null and an empty map both read as an empty map. At least one child is kept.
+   */
+  private def absentAddChildren(block: BlockMetaData, fileSchema: MessageType, add: GroupType): Seq[String] = {
+    val cols = block.getColumns.asScala.filter(c => c.getPath.size > 1 && c.getPath.toArray.apply(0) == "add")
+    def leavesOf(name: String) = cols.filter(_.getPath.toArray.apply(1) == name)
+    def noLevelAtOrAbove(c: org.apache.parquet.hadoop.metadata.ColumnChunkMetaData, level: Int): Boolean = {
+      val ss = c.getSizeStatistics
+      val h = if (ss == null || !ss.isValid) null else ss.getDefinitionLevelHistogram
+      val leafMax = fileSchema.getMaxDefinitionLevel(c.getPath.toArray: _*)
+      h != null && h.size == leafMax + 1 && (level until h.size).forall(d => h.get(d) == 0L)
+    }
+    def allNullLeaf(c: org.apache.parquet.hadoop.metadata.ColumnChunkMetaData): Boolean = {
+      val st = c.getStatistics
+      st != null && !st.isEmpty && st.isNumNullsSet && st.getNumNulls == c.getValueCount
+    }
+    val out = add.getFields.asScala.map(_.getName).filter { name =>
+      val leaves = leavesOf(name)
+      leaves.nonEmpty && {
+        val childLevel = fileSchema.getMaxDefinitionLevel("add", name)
+        leaves.exists(noLevelAtOrAbove(_, childLevel)) ||
+          (add.getType(name).isPrimitive && leaves.size == 1 && allNullLeaf(leaves.head)) ||
+          (name == "partitionValues" && !add.getType(name).isPrimitive && {
+            val g = add.getType(name).asGroupType()
+            g.getFieldCount == 1 && g.getType(0).isRepetition(org.apache.parquet.schema.Type.Repetition.REPEATED) && {
+              val entryLevel = fileSchema.getMaxDefinitionLevel("add", name, g.getType(0).getName)
+              // the key is required in an entry: a null key level means no entry
+              val key = Seq(name, g.getType(0).getName, g.getType(0).asGroupType().getType(0).getName)
+              leaves.filter(_.getPath.toArray.toSeq.drop(1) == key)
+                .exists(c => noLevelAtOrAbove(c, entryLevel) || allNullLeaf(c))
+            }
+          })
+      }
+    }.toSeq
+    if (out.size >= add.getFieldCount) out.tail else out
   }
 
   /** True when row-group statistics prove no row of the group has a protocol or a metaData. */

@@ -69,6 +69,9 @@ final case class ParsedCommit(version: Long, file: FileStatus, actions: Array[Ac
  */
 final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
 
+  // Same test as LogStore's local listing (Spark may install a subclass of LocalFileSystem).
+  private val localFs: Boolean = fs.getUri.getScheme == "file"
+
   /** Reads and parses one commit file. */
   def read(file: FileStatus): ParsedCommit = {
     val path = file.getPath
@@ -76,21 +79,44 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
     ParsedCommit(version, file, readActions(path))
   }
 
+  /**
+   * Like [[read]], but only the lines that can hold a `protocol` or `metaData` action (and, with
+   * `withCommitInfo`, a `commitInfo`) are parsed; see [[CommitReader.LineFilter]]. The result
+   * holds those actions only.
+   */
+  def readProtocolAndMetadata(file: FileStatus, withCommitInfo: Boolean): ParsedCommit = {
+    val path = file.getPath
+    ParsedCommit(CommitReader.versionOf(path), file,
+      readActions(path, if (withCommitInfo) CommitReader.PmAndCommitInfoLines else CommitReader.PmLines))
+  }
+
   /** Reads and parses one file of log lines. */
-  def readActions(path: Path): Array[Action] = {
+  def readActions(path: Path): Array[Action] = readActions(path, null)
+
+  private def readActions(path: Path, filter: CommitReader.LineFilter): Array[Action] = {
     onRead(path)
     val name = path.toString
-    val in = try fs.open(path) catch {
-      case e: java.io.FileNotFoundException =>
+    val bytes = try readBytes(path) catch {
+      case e @ (_: java.io.FileNotFoundException | _: java.nio.file.NoSuchFileException) =>
         throw new CorruptLogFileException(name, "the file disappeared while the log was read " +
           "(concurrent cleanup?)", e)
-      case e: IOException => throw new CorruptLogFileException(name, s"cannot open: ${e.getMessage}", e)
-    }
-    try CommitReader.parseStream(in, name)
-    catch {
-      case e: DeltalogException => throw e
       case e: IOException => throw new CorruptLogFileException(name, s"read failed: ${e.getMessage}", e)
-    } finally in.close()
+    }
+    CommitReader.parseBytes(bytes, bytes.length, name, filter)
+  }
+
+  /** The whole file (local files through NIO: no Hadoop stream or checksum file per commit). */
+  private def readBytes(path: Path): Array[Byte] = {
+    val uri = path.toUri
+    if (localFs && (uri.getScheme == null || uri.getScheme == "file")) {
+      java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(uri.getPath))
+    } else {
+      val in = try fs.open(path) catch {
+        case e: java.io.FileNotFoundException => throw e
+        case e: IOException => throw new CorruptLogFileException(path.toString, s"cannot open: ${e.getMessage}", e)
+      }
+      try in.readAllBytes() finally in.close()
+    }
   }
 
   /**
@@ -98,25 +124,62 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
    * (on the calling thread). At most `2 * Parallelism` files are parsed ahead of `consume`.
    * The first error (in file order) is rethrown.
    */
-  def readInOrder(files: Seq[FileStatus])(consume: ParsedCommit => Unit): Unit = {
+  def readInOrder(files: Seq[FileStatus])(consume: ParsedCommit => Unit): Unit =
+    readInOrderUntil(files, read) { c => consume(c); true }
+
+  /**
+   * [[readInOrder]] with a custom parse function (run on the pool), stopping as soon as
+   * `consume` returns false (files parsed ahead are dropped).
+   */
+  def readInOrderUntil(files: Seq[FileStatus], parse: FileStatus => ParsedCommit)(
+      consume: ParsedCommit => Boolean): Unit = {
     if (files.isEmpty) return
-    if (files.size == 1 || CommitReader.Parallelism <= 1) { files.foreach(f => consume(read(f))); return }
+    if (files.size == 1 || CommitReader.Parallelism <= 1) {
+      val it = files.iterator
+      while (it.hasNext && consume(parse(it.next()))) {}
+      return
+    }
     val window = 2 * CommitReader.Parallelism
-    val pending = new java.util.ArrayDeque[Future[ParsedCommit]]()
-    val it = files.iterator
+    // Small commits travel in batches (up to BatchFiles files / BatchBytes bytes per task), so the
+    // hand-off between threads is not paid per file.
+    // A file's error is kept in its slot and rethrown only when `consume` reaches that file.
+    val pending = new java.util.ArrayDeque[Future[Array[AnyRef]]]()
+    val it = files.iterator.buffered
     def submitNext(): Unit = if (it.hasNext) {
-      val f = it.next()
-      pending.add(CommitReader.pool.submit(new Callable[ParsedCommit] { def call(): ParsedCommit = read(f) }))
+      val batch = Array.newBuilder[FileStatus]
+      var n = 0
+      var bytes = 0L
+      while (it.hasNext && (n == 0 || (n < CommitReader.BatchFiles && bytes + it.head.getLen <= CommitReader.BatchBytes))) {
+        val f = it.next()
+        batch += f
+        n += 1
+        bytes += f.getLen
+      }
+      val fs = batch.result()
+      pending.add(CommitReader.pool.submit(new Callable[Array[AnyRef]] {
+        def call(): Array[AnyRef] = fs.map { f =>
+          try parse(f): AnyRef
+          catch { case e: Throwable => e }
+        }
+      }))
     }
     try {
       while (pending.size < window && it.hasNext) submitNext()
-      while (!pending.isEmpty) {
+      var continue = true
+      while (continue && !pending.isEmpty) {
         val fut = pending.poll()
         val parsed = try fut.get() catch {
           case e: ExecutionException => throw e.getCause
         }
         submitNext()
-        consume(parsed)
+        var i = 0
+        while (continue && i < parsed.length) {
+          parsed(i) match {
+            case e: Throwable => throw e
+            case c: ParsedCommit => continue = consume(c)
+          }
+          i += 1
+        }
       }
     } finally {
       val rest = pending.iterator()
@@ -129,6 +192,11 @@ object CommitReader {
   /** Threads used to parse commits in parallel (default 2). */
   val Parallelism: Int =
     Option(System.getProperty("deltalog.commitReader.threads")).flatMap(_.toIntOption).filter(_ > 0).getOrElse(2)
+
+  /** At most this many commit files per parallel task... */
+  private val BatchFiles = 16
+  /** ... and at most this many bytes (a larger file is a task of its own). */
+  private val BatchBytes = 256L * 1024
 
   private[log] lazy val pool: ExecutorService = Executors.newFixedThreadPool(Parallelism, new ThreadFactory {
     private val n = new AtomicInteger()
@@ -149,45 +217,101 @@ object CommitReader {
 
   private val factory: JsonFactory = Action.mapper.getFactory
 
+  /**
+   * Which lines of a commit [[CommitReader.readProtocolAndMetadata]] parses: a line is skipped
+   * only when its bytes prove it holds none of the wanted actions, i.e. it contains none of the
+   * quoted names (a JSON key `"protocol"` can only appear literally, since quotes inside strings
+   * are escaped) and no backslash-u escape (a key could be spelled with escapes). Skipped lines are not
+   * validated; the full replay still parses them.
+   */
+  final class LineFilter private[CommitReader] (names: Seq[String]) {
+    private val needles: Array[String] = (names.map(n => "\"" + n + "\"") :+ "\\u").toArray
+
+    /**
+     * Start offsets of the lines of `bytes(0 until len)` that contain a needle, ascending. The
+     * text is searched as Latin-1 with `String.indexOf` (a vectorised intrinsic): most commits
+     * hold no needle at all and cost a few fast scans.
+     */
+    def candidateLines(bytes: Array[Byte], len: Int): Array[Int] = {
+      val text = new String(bytes, 0, len, StandardCharsets.ISO_8859_1)
+      var starts: java.util.TreeSet[Integer] = null
+      var k = 0
+      while (k < needles.length) {
+        var p = text.indexOf(needles(k))
+        while (p >= 0) {
+          val lineStart = text.lastIndexOf('\n', p) + 1
+          if (starts == null) starts = new java.util.TreeSet[Integer]()
+          starts.add(lineStart)
+          val next = text.indexOf('\n', p)
+          p = if (next < 0) -1 else text.indexOf(needles(k), next + 1)
+        }
+        k += 1
+      }
+      if (starts == null) Array.emptyIntArray
+      else {
+        val out = new Array[Int](starts.size)
+        val it = starts.iterator()
+        var i = 0
+        while (it.hasNext) { out(i) = it.next().intValue; i += 1 }
+        out
+      }
+    }
+  }
+
+  private[log] val PmLines = new LineFilter(Seq("protocol", Metadata.ActionName))
+  private[log] val PmAndCommitInfoLines = new LineFilter(Seq("protocol", Metadata.ActionName, CommitInfo.ActionName))
+
   /** Parses the whole text of a log file held in memory (tests and small files). */
-  def parseBytes(bytes: Array[Byte], file: String): Array[Action] =
-    parseStream(new java.io.ByteArrayInputStream(bytes), file)
+  def parseBytes(bytes: Array[Byte], file: String): Array[Action] = parseBytes(bytes, bytes.length, file, null)
 
   /** Parses a stream of log lines (`\n` or `\r\n` separated, blank lines skipped). */
   def parseStream(in: InputStream, file: String): Array[Action] = {
-    val out = Array.newBuilder[Action]
-    val buf = new Array[Byte](1 << 16)
-    var line = new Array[Byte](1 << 12)
-    var lineLen = 0
+    val bytes = in.readAllBytes()
+    parseBytes(bytes, bytes.length, file, null)
+  }
+
+  /**
+   * Parses the log lines in `bytes(0 until len)` in place; with a `filter`, lines it rules out
+   * are skipped (line numbers still count them).
+   */
+  def parseBytes(bytes: Array[Byte], len: Int, file: String, filter: LineFilter): Array[Action] = {
+    if (filter != null) return parseCandidateLines(bytes, len, file, filter)
+    val out = new java.util.ArrayList[Action](math.max(4, len / 300))
+    // Line ends found with String.indexOf on a Latin-1 view (a vectorised intrinsic).
+    val text = new String(bytes, 0, len, StandardCharsets.ISO_8859_1)
     var lineNo = 0
-    def flush(): Unit = {
+    var start = 0
+    while (start < len) {
+      var end = text.indexOf('\n', start)
+      if (end < 0) end = len
       lineNo += 1
-      var len = lineLen
-      if (len > 0 && line(len - 1) == '\r') len -= 1
-      val a = parseLine(line, 0, len, file, lineNo)
-      if (a != null) out += a
-      lineLen = 0
+      var l = end - start
+      if (l > 0 && bytes(start + l - 1) == '\r') l -= 1
+      val a = parseLine(bytes, start, l, file, lineNo)
+      if (a != null) out.add(a)
+      start = end + 1
     }
-    var n = in.read(buf)
-    while (n >= 0) {
-      var i = 0
-      while (i < n) {
-        val start = i
-        while (i < n && buf(i) != '\n') i += 1
-        val chunk = i - start
-        if (chunk > 0) {
-          if (lineLen + chunk > line.length) {
-            line = java.util.Arrays.copyOf(line, math.max(line.length * 2, lineLen + chunk))
-          }
-          System.arraycopy(buf, start, line, lineLen, chunk)
-          lineLen += chunk
-        }
-        if (i < n) { flush(); i += 1 }
-      }
-      n = in.read(buf)
+    out.toArray(new Array[Action](out.size))
+  }
+
+  private def parseCandidateLines(bytes: Array[Byte], len: Int, file: String, filter: LineFilter): Array[Action] = {
+    val starts = filter.candidateLines(bytes, len)
+    val out = new java.util.ArrayList[Action](starts.length)
+    var lineNo = 0
+    var counted = 0 // line numbers: newlines in bytes(0 until counted) are counted in lineNo
+    var k = 0
+    while (k < starts.length) {
+      val start = starts(k)
+      while (counted < start) { if (bytes(counted) == '\n') lineNo += 1; counted += 1 }
+      var end = start
+      while (end < len && bytes(end) != '\n') end += 1
+      var l = end - start
+      if (l > 0 && bytes(start + l - 1) == '\r') l -= 1
+      val a = parseLine(bytes, start, l, file, lineNo + 1)
+      if (a != null) out.add(a)
+      k += 1
     }
-    if (lineLen > 0) flush()
-    out.result()
+    out.toArray(new Array[Action](out.size))
   }
 
   /** Parses one line held in `bytes(off until off+len)`; null for a blank line. */
@@ -272,7 +396,7 @@ object CommitReader {
         case _ => return null
       }
       if (p.nextToken() != JsonToken.START_OBJECT) return null
-      val action = if (kind == 1) readAdd(p) else readRemove(p)
+      val action = if (kind == 1) readAdd(p, new RawInput(bytes, off, off + len)) else readRemove(p)
       if (p.nextToken() != JsonToken.END_OBJECT) return null
       if (p.nextToken() != null) return null
       action
@@ -284,6 +408,63 @@ object CommitReader {
   }
 
   private def str(p: JsonParser): String = if (p.nextToken() == JsonToken.VALUE_STRING) p.getText else throw bail
+
+  /**
+   * A long string value (stats JSON, full of escaped quotes), decoded straight from the input
+   * bytes instead of through Jackson's character buffers; Jackson then skips the token without
+   * decoding it. Falls back to `getText` for anything but plain ASCII with simple escapes.
+   */
+  private def rawStr(p: JsonParser, in: RawInput): String = {
+    if (p.nextToken() != JsonToken.VALUE_STRING) throw bail
+    val off = p.currentTokenLocation().getByteOffset // from the start of the parsed range
+    if (off >= 0 && off < in.end - in.off) {
+      val r = decodeAsciiString(in.bytes, in.off + off.toInt, in.end)
+      if (r != null) return r
+    }
+    p.getText
+  }
+
+  /** The line being parsed by [[fastParse]]: `bytes(off until end)`. */
+  private final class RawInput(val bytes: Array[Byte], val off: Int, val end: Int)
+
+  private val unescapeBuf = ThreadLocal.withInitial[Array[Byte]](() => new Array[Byte](1024))
+
+  /**
+   * The JSON string starting with the quote at `b(q)`, or null unless it is pure ASCII with only
+   * two-character escapes (the caller falls back to Jackson).
+   */
+  private def decodeAsciiString(b: Array[Byte], q: Int, end: Int): String = {
+    if (q >= end || b(q) != '"') return null
+    var buf = unescapeBuf.get()
+    var n = 0
+    var i = q + 1
+    while (i < end) {
+      val c = b(i)
+      if (c == '"') return new String(buf, 0, n, StandardCharsets.ISO_8859_1)
+      if (c < 0x20) return null // control character (invalid) or non-ASCII byte (negative)
+      var out = c
+      if (c == '\\') {
+        i += 1
+        if (i >= end) return null
+        out = b(i) match {
+          case '"' => '"'
+          case '\\' => '\\'
+          case '/' => '/'
+          case 'b' => '\b'
+          case 'f' => '\f'
+          case 'n' => '\n'
+          case 'r' => '\r'
+          case 't' => '\t'
+          case _ => return null // \u escapes and invalid ones: Jackson decides
+        }
+      }
+      if (n == buf.length) { buf = java.util.Arrays.copyOf(buf, n * 2); unescapeBuf.set(buf) }
+      buf(n) = out
+      n += 1
+      i += 1
+    }
+    null
+  }
 
   private def lng(p: JsonParser): Long = {
     if (p.nextToken() != JsonToken.VALUE_NUMBER_INT) throw bail
@@ -360,7 +541,7 @@ object CommitReader {
     DeletionVectorDescriptor(storageType, pathOrInline, offset, sizeInBytes, cardinality, maxRowIndex)
   }
 
-  private def readAdd(p: JsonParser): AddFile = {
+  private def readAdd(p: JsonParser, in: RawInput): AddFile = {
     var seen = 0
     var path: String = null
     var pv: Map[String, String] = EmptyMap
@@ -381,7 +562,7 @@ object CommitReader {
         case "size" => size = lng(p); 4
         case "modificationTime" => mtime = lng(p); 8
         case "dataChange" => dataChange = bool(p); 16
-        case "stats" => stats = Some(str(p)); 32
+        case "stats" => stats = Some(rawStr(p, in)); 32
         case "tags" => tags = Some(map(p, allowNullValues = false)); 64
         case "deletionVector" => dvd = Some(dv(p)); 128
         case "baseRowId" => baseRowId = Some(lng(p)); 256

@@ -37,13 +37,16 @@ final class DeltaLog private[log] (
   /** Counter hook: number of commit files parsed by this instance. */
   val commitFilesRead = new AtomicLong()
 
-  /** Names of the last [[DeltaLog.MaxRecordedReads]] commit files parsed (tests, diagnostics). */
+  /** Names of (about) the last [[DeltaLog.MaxRecordedReads]] commit files parsed (tests, diagnostics). */
   val recentCommitReads = new java.util.concurrent.ConcurrentLinkedDeque[String]()
 
   private[log] val commitReader = new CommitReader(fs, { p =>
-    commitFilesRead.incrementAndGet()
+    // ConcurrentLinkedDeque.size is O(n): trim only every 64 reads.
+    if ((commitFilesRead.incrementAndGet() & 63) == 0) {
+      var n = recentCommitReads.size
+      while (n > MaxRecordedReads) { recentCommitReads.pollFirst(); n -= 1 }
+    }
     recentCommitReads.addLast(p.getName)
-    while (recentCommitReads.size > MaxRecordedReads) recentCommitReads.pollFirst()
   })
   private[log] val replay = new LogReplay(fs, hadoopConf, tablePath.toString, commitReader, checkpointSource)
 

@@ -228,10 +228,12 @@ final class LogReplay(
     var protocol: Protocol = null
     var metadata: Metadata = null
     var ict: Option[Long] = None
-    val newestFirst = segment.deltas.reverseIterator
+    // Only lines that can hold a protocol / metaData are parsed (plus the commitInfo of the
+    // newest commit), several commits in parallel, newest first, stopping once both are found.
+    val newestFirst = segment.deltas.reverse
+    val newest = newestFirst.headOption.orNull
     var first = true
-    while ((protocol == null || metadata == null) && newestFirst.hasNext) {
-      val c = commitReader.read(newestFirst.next())
+    commitReader.readInOrderUntil(newestFirst, f => commitReader.readProtocolAndMetadata(f, f eq newest)) { c =>
       if (first) { ict = c.inCommitTimestamp; first = false }
       var i = c.actions.length - 1
       while (i >= 0) {
@@ -246,6 +248,7 @@ final class LogReplay(
         }
         i -= 1
       }
+      protocol == null || metadata == null
     }
     if ((protocol == null || metadata == null) && segment.checkpoint.isDefined) {
       val (p, m) = checkpoints.readProtocolAndMetadata(conf, segment.checkpoint.get)

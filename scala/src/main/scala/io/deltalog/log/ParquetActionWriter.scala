@@ -225,11 +225,22 @@ private[log] object ParquetActionWriter {
       conf: Configuration,
       schema: MessageType,
       statsStruct: Option[CheckpointStatsStruct]): ParquetWriter[Action] =
-    new Builder(new StreamOutputFile(out), new ParquetActionWriteSupport(schema, statsStruct))
+  {
+    val b = new Builder(new StreamOutputFile(out), new ParquetActionWriteSupport(schema, statsStruct))
       .withConf(conf)
       .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
       .withCompressionCodec(CompressionCodecName.SNAPPY)
       .withDictionaryEncoding(true)
       .withValidation(false)
-      .build()
+      // Per-page CRCs are optional and not verified by checkpoint readers. (Size statistics stay:
+      // their level histograms let CheckpointReader skip absent add fields.)
+      .withPageWriteChecksumEnabled(false)
+    // Paths and stats strings are (nearly) unique: a dictionary only costs hashing until
+    // parquet-mr falls back to plain encoding.
+    UniqueStringColumns.foreach(c => b.withDictionaryEncoding(c, false))
+    b.build()
+  }
+
+  /** Leaf columns whose values are (nearly) all distinct. */
+  private val UniqueStringColumns = Seq("add.path", "add.stats", "remove.path", "remove.stats")
 }

@@ -256,6 +256,15 @@ class LogReplaySuite {
       """{"txn":{"appId":"a","version":1}}""",
       """{"commitInfo":{"timestamp":1,"inCommitTimestamp":7}}""",
       """{"add":[1]}""",
+      // stats strings decoded from the raw bytes (fast path) or by Jackson (fallback)
+      """{"add":{"path":"a","size":1,"modificationTime":2,"stats":"{\"a\":\"x\\\"y\\\\z\\/\\b\\f\\n\\r\\t\"}"}}""",
+      "{\"add\":{\"path\":\"a\",\"size\":1,\"modificationTime\":2,\"stats\":\"{\\\"a\\\":\\\"\\u00e9\\u0041\\\"}\"}}",
+      "{\"add\":{\"path\":\"a\",\"size\":1,\"modificationTime\":2,\"stats\":\"{\\\"é\\\":\\\"日本\\\"}\"}}",
+      """{"add":{"path":"a","size":1,"modificationTime":2,"stats":"\/\\"}}""",
+      """{"add":{"path":"a","size":1,"modificationTime":2,"stats":""}}""",
+      """{"add":{"path":"a","size":1,"modificationTime":2,"stats":"bad \q escape"}}""",
+      """{"add":{"path":"a","size":1,"modificationTime":2,"stats":"unterminated}}""",
+      "{\"add\":{\"path\":\"a\",\"size\":1,\"modificationTime\":2,\"stats\":\"tab\there\"}}",
       """not json""")
     lines.foreach { line =>
       val bytes = line.getBytes(StandardCharsets.UTF_8)
