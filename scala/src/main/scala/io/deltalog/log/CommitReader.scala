@@ -134,7 +134,10 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
   def readInOrderUntil(files: Seq[FileStatus], parse: FileStatus => ParsedCommit)(
       consume: ParsedCommit => Boolean): Unit = {
     if (files.isEmpty) return
-    if (files.size == 1 || CommitReader.Parallelism <= 1) {
+    // Files that would travel as one batch anyway (a snapshot update after a few small commits,
+    // a conflict check) are parsed on the calling thread: no hand-off, no pool wake-up.
+    if (files.size == 1 || CommitReader.Parallelism <= 1 ||
+        (files.size <= CommitReader.BatchFiles && files.iterator.map(_.getLen).sum <= CommitReader.BatchBytes)) {
       val it = files.iterator
       while (it.hasNext && consume(parse(it.next()))) {}
       return

@@ -27,17 +27,112 @@ object DataSkipping {
   sealed trait Check {
     /** False only when `stats` prove no row matches. */
     def keep(stats: FileStats): Boolean
+
+    /** The columns whose stats this check reads. */
+    private[read] def columns: Seq[Col]
+
+    /** This check over the columnar stats `s` of a chunk (its [[columns]] parsed; valid rows only). */
+    private[read] def bind(s: ChunkStats): RowCheck
+
+    /**
+     * A superset of the valid rows of `s` that this check keeps, found without looking at every
+     * row (binary search on sorted bounds), or null when there is no such shortcut.
+     */
+    private[read] def candidates(s: ChunkStats): Candidates = null
+  }
+
+  /** Row indices: the ranges `[from, until)` of some arrays. */
+  private[read] final class Candidates(ranges: Seq[(Array[Int], Int, Int)]) {
+    val count: Int = ranges.map(r => r._3 - r._2).sum
+    def foreach(f: Int => Unit): Unit = ranges.foreach { case (a, from, until) =>
+      var k = from
+      while (k < until) { f(a(k)); k += 1 }
+    }
+  }
+
+  /** A check bound to the stats of one chunk: `keep(i)` is false only when row i's stats prove no row matches. */
+  abstract class RowCheck {
+    def keep(i: Int): Boolean
+
+    /** Clears `mask(i)` for every `i < n` with `mask(i)` set and `!keep(i)` (narrows a candidate mask). */
+    def narrow(mask: Array[Boolean], n: Int): Unit = {
+      var i = 0
+      while (i < n) {
+        if (mask(i) && !keep(i)) mask(i) = false
+        i += 1
+      }
+    }
+  }
+
+  /**
+   * `check` over the rows of `chunk`, on the chunk's cached columnar stats ([[ChunkStats]]): the
+   * same verdicts as `FileStats.parse(chunk.statsAt(i)).forall(check.keep)`.
+   */
+  def forChunk(check: Check, chunk: io.deltalog.log.FileChunk): RowCheck = {
+    val kept = keptRows(check, chunk)
+    new RowCheck { def keep(i: Int): Boolean = kept.get(i) }
+  }
+
+  /** The rows of `chunk` that `check` keeps (rows without usable stats included). */
+  def keptRows(check: Check, chunk: io.deltalog.log.FileChunk): java.util.BitSet = {
+    val s = ChunkStats.of(chunk)
+    s.ensure(check.columns)
+    val n = s.length
+    val b = check.bind(s)
+    val kept = new java.util.BitSet(n)
+    val cand = check.candidates(s)
+    if (cand != null && cand.count <= n / 8) {
+      // selective range on sorted bounds: only the candidate rows are checked
+      cand.foreach(r => if (b.keep(r)) kept.set(r))
+    } else {
+      val mask = new Array[Boolean](n)
+      val valid = s.valid
+      var i = valid.nextSetBit(0)
+      while (i >= 0 && i < n) { mask(i) = true; i = valid.nextSetBit(i + 1) }
+      b.narrow(mask, n) // every check evaluated column-wise over the valid rows
+      i = 0
+      while (i < n) { if (mask(i)) kept.set(i); i += 1 }
+    }
+    kept.or(s.invalid)
+    kept
   }
 
   private final case class AndCheck(l: Check, r: Check) extends Check {
     def keep(s: FileStats): Boolean = l.keep(s) && r.keep(s)
+    private[read] def columns: Seq[Col] = l.columns ++ r.columns
+    private[read] def bind(s: ChunkStats): RowCheck = {
+      val a = l.bind(s); val b = r.bind(s)
+      new RowCheck {
+        def keep(i: Int): Boolean = a.keep(i) && b.keep(i)
+        override def narrow(mask: Array[Boolean], n: Int): Unit = { a.narrow(mask, n); b.narrow(mask, n) }
+      }
+    }
+    override private[read] def candidates(s: ChunkStats): Candidates = {
+      val a = l.candidates(s)
+      val b = r.candidates(s)
+      if (a == null) b else if (b == null) a else if (a.count <= b.count) a else b
+    }
   }
   private final case class OrCheck(l: Check, r: Check) extends Check {
     def keep(s: FileStats): Boolean = l.keep(s) || r.keep(s)
+    private[read] def columns: Seq[Col] = l.columns ++ r.columns
+    private[read] def bind(s: ChunkStats): RowCheck = {
+      val a = l.bind(s); val b = r.bind(s)
+      new RowCheck { def keep(i: Int): Boolean = a.keep(i) || b.keep(i) }
+    }
+  }
+
+  /** An integral Catalyst value as a long (None for other values). */
+  private def asLong(v: Any): Option[Long] = v match {
+    case b: java.lang.Byte => Some(b.longValue())
+    case x: java.lang.Short => Some(x.longValue())
+    case x: java.lang.Integer => Some(x.longValue())
+    case x: java.lang.Long => Some(x.longValue())
+    case _ => None
   }
 
   /** A resolved leaf column: physical path in the stats and its type. */
-  private final case class Col(path: Seq[String], dataType: DataType) {
+  private[read] final case class Col(path: Seq[String], dataType: DataType) {
     lazy val ordering: Ordering[Any] = TypeUtils.getInterpretedOrdering(dataType)
   }
 
@@ -62,6 +157,83 @@ object DataSkipping {
             s.max(c.path, c.dataType).forall(m => ord.gteq(m, v))
       }
     }
+    private[read] def columns: Seq[Col] = Seq(c)
+    override private[read] def candidates(s: ChunkStats): Candidates = {
+      val col = s.column(c, Nil)
+      if (!col.longLike) return null
+      val x = asLong(v).getOrElse(return null)
+      def below(strict: Boolean) = { // rows whose lower bound admits x, and rows without one
+        val sb = col.sortedByMin(s.valid)
+        new Candidates(Seq((sb.rows, 0, sb.lowerBound(x, strict)), (sb.missing, 0, sb.missing.length)))
+      }
+      def above(strict: Boolean) = {
+        val sb = col.sortedByMax(s.valid)
+        new Candidates(Seq((sb.rows, sb.lowerBound(x, strict), sb.rows.length), (sb.missing, 0, sb.missing.length)))
+      }
+      op match {
+        case Lt => below(strict = false)
+        case Le => below(strict = true)
+        case Gt => above(strict = true)
+        case Ge => above(strict = false)
+        case Eq =>
+          val a = below(strict = true)
+          val b = above(strict = false)
+          if (a.count <= b.count) a else b
+      }
+    }
+    private[read] def bind(s: ChunkStats): RowCheck = {
+      val col = s.column(c, Nil)
+      val hasMin = col.hasMin
+      val hasMax = col.hasMax
+      val lv = if (col.longLike) asLong(v) else None
+      if (lv.isDefined) {
+        // long-like column and literal: compare the raw longs (they order like the values)
+        val x = lv.get
+        val mn = col.minL
+        val mx = col.maxL
+        val hasNc = col.hasNullCount
+        val nc = col.nullCount
+        val hasNr = s.hasNumRecords
+        val nr = s.numRecords
+        if (op != Eq) return new RowCheck {
+          // keep(i) unrolled per operator: not all-null, and the bound (when present) admits x
+          def keep(i: Int): Boolean = !allNullAt(i) && boundOk(i)
+          private def boundOk(i: Int): Boolean = op match {
+            case Lt => !hasMin(i) || mn(i) < x
+            case Le => !hasMin(i) || mn(i) <= x
+            case Gt => !hasMax(i) || mx(i) > x
+            case _ => !hasMax(i) || mx(i) >= x
+          }
+          private def allNullAt(i: Int): Boolean = hasNr(i) && hasNc(i) && nc(i) == nr(i)
+          override def narrow(mask: Array[Boolean], n: Int): Unit = {
+            var i = 0
+            op match {
+              case Lt => while (i < n) { if (mask(i) && ((hasMin(i) && mn(i) >= x) || allNullAt(i))) mask(i) = false; i += 1 }
+              case Le => while (i < n) { if (mask(i) && ((hasMin(i) && mn(i) > x) || allNullAt(i))) mask(i) = false; i += 1 }
+              case Gt => while (i < n) { if (mask(i) && ((hasMax(i) && mx(i) <= x) || allNullAt(i))) mask(i) = false; i += 1 }
+              case _ => while (i < n) { if (mask(i) && ((hasMax(i) && mx(i) < x) || allNullAt(i))) mask(i) = false; i += 1 }
+            }
+          }
+        }
+        new RowCheck { // Eq
+          def keep(i: Int): Boolean = !s.allNull(col, i) && (!hasMin(i) || mn(i) <= x) && (!hasMax(i) || mx(i) >= x)
+        }
+      } else {
+        val ord = c.ordering
+        new RowCheck {
+          def keep(i: Int): Boolean = {
+            if (s.allNull(col, i)) return false
+            op match {
+              case Lt => !hasMin(i) || ord.lt(col.min(i), v)
+              case Le => !hasMin(i) || ord.lteq(col.min(i), v)
+              case Gt => !hasMax(i) || ord.gt(col.max(i), v)
+              case Ge => !hasMax(i) || ord.gteq(col.max(i), v)
+              case Eq => (!hasMin(i) || ord.lteq(col.min(i), v)) && (!hasMax(i) || ord.gteq(col.max(i), v))
+            }
+          }
+        }
+      }
+    }
   }
 
   /** `NOT (c = v)`: skip only when every non-null value equals v (min = max = v). */
@@ -70,6 +242,17 @@ object DataSkipping {
       if (s.allNull(c.path)) return false
       val ord = c.ordering
       !(s.min(c.path, c.dataType).exists(m => ord.equiv(m, v)) && s.max(c.path, c.dataType).exists(m => ord.equiv(m, v)))
+    }
+    private[read] def columns: Seq[Col] = Seq(c)
+    private[read] def bind(s: ChunkStats): RowCheck = {
+      val col = s.column(c, Nil)
+      val ord = c.ordering
+      new RowCheck {
+        def keep(i: Int): Boolean = {
+          if (s.allNull(col, i)) return false
+          !(col.hasMin(i) && ord.equiv(col.min(i), v) && col.hasMax(i) && ord.equiv(col.max(i), v))
+        }
+      }
     }
   }
 
@@ -83,13 +266,39 @@ object DataSkipping {
         case _ => true
       }
     }
+    private[read] def columns: Seq[Col] = Seq(c)
+    private[read] def bind(s: ChunkStats): RowCheck = {
+      val col = s.column(c, Nil)
+      val ord = c.ordering
+      new RowCheck {
+        def keep(i: Int): Boolean = {
+          if (values.isEmpty || s.allNull(col, i)) return false
+          val hasLo = col.hasMin(i)
+          val hasHi = col.hasMax(i)
+          if (!hasLo && !hasHi) return true
+          val lo = if (hasLo) col.min(i) else null
+          val hi = if (hasHi) col.max(i) else null
+          values.exists(v => (!hasLo || ord.lteq(lo, v)) && (!hasHi || ord.gteq(hi, v)))
+        }
+      }
+    }
   }
 
   private final case class IsNullCheck(c: Col) extends Check {
     def keep(s: FileStats): Boolean = !s.noNulls(c.path)
+    private[read] def columns: Seq[Col] = Seq(c)
+    private[read] def bind(s: ChunkStats): RowCheck = {
+      val col = s.column(c, Nil)
+      new RowCheck { def keep(i: Int): Boolean = !s.noNulls(col, i) }
+    }
   }
   private final case class IsNotNullCheck(c: Col) extends Check {
     def keep(s: FileStats): Boolean = !s.allNull(c.path)
+    private[read] def columns: Seq[Col] = Seq(c)
+    private[read] def bind(s: ChunkStats): RowCheck = {
+      val col = s.column(c, Nil)
+      new RowCheck { def keep(i: Int): Boolean = !s.allNull(col, i) }
+    }
   }
 
   /** `c LIKE 'prefix%'`: the file's values, cut to the prefix length, lie in [min, max] cut likewise. */
@@ -100,6 +309,18 @@ object DataSkipping {
       val minOk = s.min(c.path, c.dataType).forall(m => m.asInstanceOf[UTF8String].substring(0, n).compareTo(prefix) <= 0)
       val maxOk = s.max(c.path, c.dataType).forall(m => m.asInstanceOf[UTF8String].substring(0, n).compareTo(prefix) >= 0)
       minOk && maxOk
+    }
+    private[read] def columns: Seq[Col] = Seq(c)
+    private[read] def bind(s: ChunkStats): RowCheck = {
+      val col = s.column(c, Nil)
+      new RowCheck {
+        def keep(i: Int): Boolean = {
+          if (s.allNull(col, i)) return false
+          val minOk = !col.hasMin(i) || col.min(i).asInstanceOf[UTF8String].substring(0, n).compareTo(prefix) <= 0
+          val maxOk = !col.hasMax(i) || col.max(i).asInstanceOf[UTF8String].substring(0, n).compareTo(prefix) >= 0
+          minOk && maxOk
+        }
+      }
     }
   }
 

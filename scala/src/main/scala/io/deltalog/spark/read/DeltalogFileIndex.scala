@@ -76,37 +76,68 @@ class DeltalogFileIndex(
     val byIdentity = new java.util.IdentityHashMap[Map[String, String], PartitionSlot]()
     val byValue = new java.util.HashMap[Map[String, String], PartitionSlot]()
     val slots = ArrayBuffer[PartitionSlot]()
+    // unpartitioned: one slot for every file, no per-file lookup
+    val single: PartitionSlot =
+      if (partitionSchema.nonEmpty) null
+      else {
+        val slot = new PartitionSlot(InternalRow.empty, partitionPredicate.forall(_.eval(InternalRow.empty)))
+        slots += slot
+        slot
+      }
     var total = 0L
     var afterPruning = 0L
     var afterSkipping = 0L
     snapshot.state.foreachChunk { (chunk, deleted) =>
-      var i = 0
-      while (i < chunk.length) {
-        if (deleted == null || !deleted.get(i)) {
-          total += 1
-          val pv = chunk.partitionValuesAt(i)
-          var slot = byIdentity.get(pv)
-          if (slot == null) {
-            slot = byValue.get(pv)
-            if (slot == null) {
-              val row = PartitionValues.parseRow(pv, partitionSchema, partitionKeys, zone)
-              slot = new PartitionSlot(row, partitionPredicate.forall(_.eval(row)))
-              byValue.put(pv, slot)
-              slots += slot
-            }
-            byIdentity.put(pv, slot)
-          }
-          if (slot.selected) {
-            afterPruning += 1
-            val keep = skipping.forall(check => FileStats.parse(chunk.statsAt(i)).forall(check.keep))
-            if (keep) {
-              afterSkipping += 1
-              slot.files += fileStatus(chunk.path(i), chunk.size(i), chunk.modificationTime(i),
-                chunk.deletionVectorAt(i))
+      // verdicts on the chunk's cached columnar stats (parsed once per chunk and column)
+      val kept = skipping.map(DataSkipping.keptRows(_, chunk)).orNull
+      val cached = ChunkStats.of(chunk)
+      val n = chunk.length
+      def add(slot: PartitionSlot, i: Int): Unit = {
+        afterSkipping += 1
+        slot.files += fileStatus(cached.absolutePath(tableUri, i), chunk.size(i), chunk.modificationTime(i),
+          chunk.deletionVectorAt(i))
+      }
+      if (single != null) {
+        // unpartitioned: count the live rows, visit only the kept ones
+        val live = if (deleted == null) n else n - deleted.get(0, n).cardinality()
+        total += live
+        if (single.selected) {
+          afterPruning += live
+          if (kept == null) {
+            var i = 0
+            while (i < n) { if (deleted == null || !deleted.get(i)) add(single, i); i += 1 }
+          } else {
+            var i = kept.nextSetBit(0)
+            while (i >= 0 && i < n) {
+              if (deleted == null || !deleted.get(i)) add(single, i)
+              i = kept.nextSetBit(i + 1)
             }
           }
         }
-        i += 1
+      } else {
+        var i = 0
+        while (i < n) {
+          if (deleted == null || !deleted.get(i)) {
+            total += 1
+            val pv = chunk.partitionValuesAt(i)
+            var slot = byIdentity.get(pv)
+            if (slot == null) {
+              slot = byValue.get(pv)
+              if (slot == null) {
+                val row = PartitionValues.parseRow(pv, partitionSchema, partitionKeys, zone)
+                slot = new PartitionSlot(row, partitionPredicate.forall(_.eval(row)))
+                byValue.put(pv, slot)
+                slots += slot
+              }
+              byIdentity.put(pv, slot)
+            }
+            if (slot.selected) {
+              afterPruning += 1
+              if (kept == null || kept.get(i)) add(slot, i)
+            }
+          }
+          i += 1
+        }
       }
     }
     val stats = ListingStats(tablePath.toString, snapshot.version, total, afterPruning, afterSkipping,
@@ -124,8 +155,8 @@ class DeltalogFileIndex(
   /** Hadoop path of an `add.path` (URI-encoded, relative to the table root or absolute). */
   def absolutePath(path: String): Path = DeltalogFileIndex.resolvePath(tableUri, path)
 
-  private def fileStatus(path: String, size: Long, mtime: Long, dv: DeletionVectorDescriptor): FileStatusWithMetadata = {
-    val status = new FileStatus(size, false, 0, 1, mtime, absolutePath(path))
+  private def fileStatus(path: Path, size: Long, mtime: Long, dv: DeletionVectorDescriptor): FileStatusWithMetadata = {
+    val status = new FileStatus(size, false, 0, 1, mtime, path)
     FileStatusWithMetadata(status, if (dv == null) Map.empty else dvMetadata(dv))
   }
 

@@ -8,10 +8,10 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.sources.BaseRelation
-import org.apache.spark.sql.types.{NullType, StructType}
+import org.apache.spark.sql.types.{DataType, NullType, StructType}
 
 import io.deltalog.log.{DeltaLog, Snapshot}
-import io.deltalog.spark.schema.{ColumnMapping, DeltaSchema}
+import io.deltalog.spark.schema.{ColumnMapping, ColumnMappingMode, DeltaSchema}
 
 /**
  * The read side of `format("deltalog")`: resolves the path and time travel to a [[Snapshot]]
@@ -56,19 +56,36 @@ object DeltalogReader {
   def relation(spark: SparkSession, snapshot: Snapshot): HadoopFsRelation = {
     val table = snapshot.deltaLog.tablePath.toString
     val protocol = snapshot.protocol // checks the reader protocol (UnsupportedTableFeatureException)
-    val metadata = snapshot.metadata
-    val fullSchema = DeltaSchema.tableSchema(metadata, table)
-    // `void` columns hold no data and cannot be read from Parquet (delta-spark drops them too)
-    val tableSchema = StructType(fullSchema.fields.filterNot(_.dataType == NullType))
-    TypeWidening.checkReadable(tableSchema, table)
-    val partitionSchema = DeltaSchema.partitionSchema(fullSchema, metadata.partitionColumns, table)
-    val mode = ColumnMapping.mode(metadata, protocol, table)
-    val index = new DeltalogFileIndex(spark, snapshot, tableSchema, partitionSchema, mode)
-    val format = new DeltalogParquetFileFormat(mode, hasLiveDeletionVectors(snapshot), table, tableSchema,
-      TypeWidening.fallbackColumns(tableSchema))
-    HadoopFsRelation(index, ColumnMapping.dropInternalMetadata(partitionSchema),
-      ColumnMapping.dropInternalMetadata(tableSchema), None, format, Map.empty)(spark)
+    var p = relationParts.get(snapshot)
+    if (p == null) {
+      val metadata = snapshot.metadata
+      val fullSchema = DeltaSchema.tableSchema(metadata, table)
+      // `void` columns hold no data and cannot be read from Parquet (delta-spark drops them too)
+      val tableSchema = StructType(fullSchema.fields.filterNot(_.dataType == NullType))
+      TypeWidening.checkReadable(tableSchema, table)
+      val partitionSchema = DeltaSchema.partitionSchema(fullSchema, metadata.partitionColumns, table)
+      val mode = ColumnMapping.mode(metadata, protocol, table)
+      p = RelationParts(tableSchema, partitionSchema, mode, hasLiveDeletionVectors(snapshot),
+        TypeWidening.fallbackColumns(tableSchema))
+      relationParts.put(snapshot, p) // only once every check passed
+    }
+    val index = new DeltalogFileIndex(spark, snapshot, p.tableSchema, p.partitionSchema, p.mode)
+    val format = new DeltalogParquetFileFormat(p.mode, p.hasDeletionVectors, table, p.tableSchema, p.fallbackColumns)
+    HadoopFsRelation(index, ColumnMapping.dropInternalMetadata(p.partitionSchema),
+      ColumnMapping.dropInternalMetadata(p.tableSchema), None, format, Map.empty)(spark)
   }
+
+  /** What [[relation]] derives from a snapshot's metadata and files (immutable per snapshot). */
+  private final case class RelationParts(
+      tableSchema: StructType,
+      partitionSchema: StructType,
+      mode: ColumnMappingMode,
+      hasDeletionVectors: Boolean,
+      fallbackColumns: Map[String, Seq[DataType]])
+
+  /** [[RelationParts]] of recently read snapshots (weak keys: dropped with the snapshot). */
+  private val relationParts =
+    java.util.Collections.synchronizedMap(new java.util.WeakHashMap[Snapshot, RelationParts]())
 
   /** True when a live file of `snapshot` has a deletion vector. */
   def hasLiveDeletionVectors(snapshot: Snapshot): Boolean = {

@@ -53,7 +53,7 @@ final class FileStats private (root: JsonNode) {
 }
 
 object FileStats {
-  private val mapper = new ObjectMapper()
+  private[read] val mapper = new ObjectMapper()
 
   /** Parses a stats string; None when it is null, empty or not a JSON object. */
   def parse(json: String): Option[FileStats] =
@@ -73,7 +73,7 @@ object FileStats {
 
   private val MillisInMicros = 1000L
 
-  private def value(n: JsonNode, t: DataType, isMax: Boolean): Option[Any] = {
+  private[read] def value(n: JsonNode, t: DataType, isMax: Boolean): Option[Any] = {
     if (n == null || n.isNull || n.isContainerNode) return None
     try t match {
       case ByteType if n.canConvertToInt && n.isIntegralNumber && n.intValue().isValidByte => Some(n.intValue().toByte)
