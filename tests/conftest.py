@@ -27,3 +27,17 @@ def spark():
     session = configure_spark_with_deltalog(builder, jar_path=os.environ.get("DELTALOG_JAR")).getOrCreate()
     yield session
     session.stop()
+
+
+def java_error_classes(e) -> list:
+    """Class names (each class and its superclasses) along the Java cause chain of a py4j / Spark
+    error, so a test can find a typed deltalog exception wrapped in Spark's errors."""
+    j = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
+    names = []
+    while j is not None:
+        cls = j.getClass()
+        while cls is not None:
+            names.append(str(cls.getName()))
+            cls = cls.getSuperclass()
+        j = j.getCause()
+    return names

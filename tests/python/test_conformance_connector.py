@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from conftest import CONFORMANCE
+from conftest import CONFORMANCE, java_error_classes
 
 MANIFEST = json.loads((CONFORMANCE / "manifest.json").read_text()) if (CONFORMANCE / "manifest.json").exists() else []
 
@@ -62,18 +62,6 @@ def _canon(v):
 
 def _rows(df):
     return sorted(_canon(tuple(r)) for r in df.collect())
-
-
-def _java_error_classes(e):
-    j = getattr(e, "java_exception", None) or getattr(e, "_origin", None)
-    names = []
-    while j is not None:
-        cls = j.getClass()
-        while cls is not None:
-            names.append(str(cls.getName()))
-            cls = cls.getSuperclass()
-        j = j.getCause()
-    return names
 
 
 def _param(t):
@@ -123,7 +111,7 @@ def test_connector_refuses_must_fail_table(spark, table):
     path = str(CONFORMANCE / table["table_path"])
     with pytest.raises(Exception) as e:
         spark.read.format("deltalog").load(path).collect()
-    classes = _java_error_classes(e.value)
+    classes = java_error_classes(e.value)
     assert "io.deltalog.exceptions.DeltalogException" in classes, f"untyped error: {e.value!r}"
     for feature in table["reader_features"]:
         if feature == "catalogOwned":  # the one unsupported reader feature of these entries
@@ -182,7 +170,7 @@ def _arrow_rows(table, columns):
 
 @pytest.mark.parametrize("table_id", DELTA_RS_COMPARABLE)
 def test_connector_matches_delta_rs(spark, table_id):
-    deltalake = pytest.importorskip("deltalake")
+    import deltalake  # a test dependency (python/requirements-dev.txt): fail, never skip, without it
     import pyarrow as pa
     table = next(t for t in MANIFEST if t["id"] == table_id)
     assert _readable(table) and not table["expected_path"]

@@ -12,7 +12,8 @@ import os
 import pyarrow as pa
 import pytest
 
-deltalake = pytest.importorskip("deltalake")
+import deltalake  # a test dependency (python/requirements-dev.txt): fail, never skip, without it
+from conftest import java_error_classes  # noqa: E402
 from deltalake import DeltaTable, write_deltalake  # noqa: E402
 
 
@@ -49,26 +50,6 @@ def _listing(spark, path):
     stats = spark._jvm.io.deltalog.spark.read.DeltalogFileIndex.lastListingFor(str(path))
     assert stats is not None, f"no listing recorded for {path}"
     return stats.totalFiles(), stats.filesAfterPartitionPruning(), stats.filesAfterDataSkipping()
-
-
-def _java_exception(e):
-    for attr in ("java_exception", "_origin"):
-        j = getattr(e, attr, None)
-        if j is not None:
-            return j
-    return None
-
-
-def _java_error_classes(e):
-    j = _java_exception(e)
-    names = []
-    while j is not None:
-        cls = j.getClass()
-        while cls is not None:
-            names.append(str(cls.getName()))
-            cls = cls.getSuperclass()
-        j = j.getCause()
-    return names
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -187,13 +168,13 @@ def test_time_travel(spark, tmp_path):
     assert sorted(r.x for r in spark.read.format("deltalog").load(f"{path}@v0").collect()) == [1, 2]
     with pytest.raises(Exception) as e:
         _read(spark, path, versionAsOf="0", timestampAsOf="2020-01-01").collect()
-    assert "io.deltalog.spark.read.InvalidReadOptionException" in _java_error_classes(e.value)
+    assert "io.deltalog.spark.read.InvalidReadOptionException" in java_error_classes(e.value)
 
 
 def test_non_delta_path_is_a_typed_error(spark, tmp_path):
     with pytest.raises(Exception) as e:
         _read(spark, tmp_path).collect()
-    assert "io.deltalog.exceptions.TableNotFoundException" in _java_error_classes(e.value)
+    assert "io.deltalog.exceptions.TableNotFoundException" in java_error_classes(e.value)
     assert str(tmp_path) in str(e.value)
 
 
@@ -282,4 +263,4 @@ def test_change_feed_by_timestamps(spark, tmp_path):
     assert sorted(r._commit_version for r in df.collect()) == [1, 2]
     with pytest.raises(Exception) as e:
         _cdf(spark, path).collect()
-    assert "io.deltalog.spark.read.InvalidReadOptionException" in _java_error_classes(e.value)
+    assert "io.deltalog.spark.read.InvalidReadOptionException" in java_error_classes(e.value)

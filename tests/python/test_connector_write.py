@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pyspark")
-deltalake = pytest.importorskip("deltalake")
+import deltalake  # a test dependency (python/requirements-dev.txt): fail, never skip, without it
 
 from pyspark.sql import Row  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
