@@ -5,7 +5,10 @@
    they agree;
 3. upgrade the protocol (versions, then explicit features) and drop a feature;
 4. show the feature registry and which clients-side checks pass;
-5. print the JSON actions of the first commit such a table would get.
+5. print the JSON actions of the first commit such a table would get;
+6-7. read a table through ``DeltaTable`` (time travel, checkpoint) and commit transactions;
+8. write and read DataFrames with ``format("deltalog")`` (skipping, time travel, constraints);
+9. ask the protocol advisor what enabling a feature would cost.
 
 Run: ``python -m deltalog.demo``
 """
@@ -43,7 +46,8 @@ def main() -> None:
 
     _title("1. Local Spark with deltalog")
     builder = (SparkSession.builder.master("local[2]").appName("deltalog-demo")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2"))
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.ui.showConsoleProgress", "false"))
     spark = configure_spark_with_deltalog(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     api = spark._jvm.io.deltalog.api.ProtocolApi
@@ -114,6 +118,7 @@ def main() -> None:
     print("parse -> serialize round trip identical:", again == text)
 
     _demo_read(spark)
+    _demo_dataframes(spark)
     spark.stop()
 
 
@@ -192,6 +197,45 @@ def _demo_read(spark) -> None:
     print(f"blind append committed version {v3}; live files now:",
           sorted(final.filesArrow().column("path").to_pylist()))
     shutil.rmtree(root)
+
+
+def _demo_dataframes(spark) -> None:
+    """DataFrames through the connector, then the protocol advisor on the table written."""
+    import shutil
+    import tempfile
+
+    from deltalog.advisor import plan_change
+    from deltalog.tables import DeltaTable
+
+    _title("8. DataFrames: format(\"deltalog\")")
+    root = os.path.join(tempfile.mkdtemp(prefix="deltalog-demo-"), "sales")
+    df = spark.createDataFrame([(i, ["eu", "us", "apac"][i % 3], i * 10.0) for i in range(300)],
+                               "id long, region string, amount double").repartition(3, "id")
+    df.write.format("deltalog").partitionBy("region").option("delta.enableChangeDataFeed", "true").save(root)
+    spark.range(300, 310).selectExpr("id", "'eu' AS region", "CAST(id * 10 AS DOUBLE) AS amount") \
+        .write.format("deltalog").mode("append").save(root)
+    q = spark.read.format("deltalog").load(root).where("region = 'eu' AND id >= 290")
+    print(f"rows with region = 'eu' AND id >= 290: {q.count()}")
+    listing = spark._jvm.io.deltalog.spark.read.DeltalogFileIndex.lastListingFor(root)
+    print(f"files: {listing.totalFiles()} live, {listing.filesAfterPartitionPruning()} after partition pruning, "
+          f"{listing.filesAfterDataSkipping()} after data skipping (min/max stats)")
+    print("version 0 has", spark.read.format("deltalog").option("versionAsOf", 0).load(root).count(), "rows,",
+          "the latest", spark.read.format("deltalog").load(root).count())
+    changes = spark.read.format("deltalog").option("readChangeFeed", "true").option("startingVersion", 1).load(root)
+    print("change feed since version 1:", sorted((r["_change_type"], r["cnt"]) for r in
+                                               changes.groupBy("_change_type").count().withColumnRenamed("count", "cnt").collect()))
+    try:
+        spark.createDataFrame([(1, "eu", 5.0)], "id long, region string, amount string") \
+            .write.format("deltalog").mode("append").save(root)
+    except Exception as e:  # schema enforcement: nothing is committed
+        line = next((x for x in str(e).splitlines() if "[DELTA_" in x), str(e).splitlines()[0])
+        print("appending amount as a string is refused:", line[line.find("[DELTA_"):][:170], "...")
+
+    _title("9. Protocol advisor: what would enabling deletion vectors cost?")
+    dt = DeltaTable.forPath(spark, root)
+    plan = plan_change(dt.protocol(), dt.metadata(), property_changes={"delta.enableDeletionVectors": "true"})
+    print(str(plan)[:900])
+    shutil.rmtree(os.path.dirname(root))
 
 
 if __name__ == "__main__":
