@@ -168,33 +168,60 @@ final class LogStore(underlying: FileSystem) {
     val dir = target.getParent
     Files.createDirectories(dir)
     if (!overwrite && Files.exists(target)) throw new FileAlreadyExistsException(path.toString)
-    val temp = dir.resolve(FileNames.tempFileName(target.getFileName.toString))
+    val temp = writeTemp(dir, target.getFileName.toString, durable, write)
     try {
-      val out = Files.newOutputStream(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
-      try write(out) finally out.close()
-      if (durable) forceLocal(temp, isDir = false)
       if (overwrite) {
         try Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE)
         catch {
           case _: AtomicMoveNotSupportedException =>
             Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING)
         }
-      } else {
-        // A hard link is created only if the target name is free, atomically: put-if-absent.
-        val linked =
-          try { Files.createLink(target, temp); true }
-          catch { case _: UnsupportedOperationException => false }
-        if (linked) Files.delete(temp)
-        else Files.move(temp, target) // no REPLACE_EXISTING: throws FileAlreadyExistsException
+      } else if (!linkIfAbsent(temp, target)) {
+        throw new FileAlreadyExistsException(path.toString)
       }
-      // A Hadoop checksum side file from an earlier ChecksumFileSystem write would now be stale.
-      Files.deleteIfExists(dir.resolve(s".${target.getFileName}.crc"))
-      if (durable) forceLocal(dir, isDir = true)
+      Files.deleteIfExists(temp)
+      published(target, durable)
     } catch {
       case NonFatal(e) =>
         try Files.deleteIfExists(temp) catch { case NonFatal(s) => e.addSuppressed(s) }
         throw e
     }
+  }
+
+  /** A new hidden temp file in `dir` filled by `write` (forced when `durable`); removed on failure. */
+  private def writeTemp(dir: NioPath, name: String, durable: Boolean, write: OutputStream => Unit): NioPath = {
+    val temp = dir.resolve(FileNames.tempFileName(name))
+    try {
+      val out = Files.newOutputStream(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
+      try write(out) finally out.close()
+      if (durable) forceLocal(temp, isDir = false)
+      temp
+    } catch {
+      case NonFatal(e) =>
+        try Files.deleteIfExists(temp) catch { case NonFatal(s) => e.addSuppressed(s) }
+        throw e
+    }
+  }
+
+  /**
+   * Put-if-absent of `temp` at `target`: a hard link is created only if the name is free,
+   * atomically. Without hard links, a rename that does not replace (which consumes `temp`).
+   * False when `target` exists.
+   */
+  private def linkIfAbsent(temp: NioPath, target: NioPath): Boolean = {
+    try { Files.createLink(target, temp); true }
+    catch {
+      case _: FileAlreadyExistsException => false
+      case _: UnsupportedOperationException =>
+        try { Files.move(temp, target); true }
+        catch { case _: FileAlreadyExistsException => false }
+    }
+  }
+
+  /** After a file appeared at `target`: drop a stale Hadoop checksum side file; force the directory. */
+  private def published(target: NioPath, durable: Boolean): Unit = {
+    Files.deleteIfExists(target.getParent.resolve(s".${target.getFileName}.crc"))
+    if (durable) forceLocal(target.getParent, isDir = true)
   }
 
   /**
@@ -207,37 +234,18 @@ final class LogStore(underlying: FileSystem) {
     if (!isLocal) return None
     val d = toNio(dir)
     Files.createDirectories(d)
-    val temp = d.resolve(FileNames.tempFileName("commit"))
-    try {
-      val out = Files.newOutputStream(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)
-      try out.write(bytes) finally out.close()
-      if (durable) forceLocal(temp, isDir = false)
-    } catch {
-      case NonFatal(e) =>
-        try Files.deleteIfExists(temp) catch { case NonFatal(s) => e.addSuppressed(s) }
-        throw e
-    }
-    Some(new LogStore.Staged(temp, bytes, durable))
+    Some(new LogStore.Staged(writeTemp(d, "commit", durable, _.write(bytes)), bytes, durable))
   }
 
   /**
-   * Put-if-absent of a staged file at `path` (a hard link, created only if the name is free).
-   * False when `path` exists; the staged file stays for the next attempt.
+   * Put-if-absent of a staged file at `path`. False when `path` exists; the staged file stays for
+   * the next attempt.
    */
   def publish(staged: LogStore.Staged, path: Path): Boolean = {
     LogStore.assertPutIfAbsentIsAtomic(fs.getUri.getScheme, fs.getConf, path)
     val target = toNio(path)
-    if (Files.exists(target)) return false
-    try Files.createLink(target, staged.temp)
-    catch {
-      case _: FileAlreadyExistsException => return false
-      case _: UnsupportedOperationException =>
-        // No hard links: rename without replacing, as writeAtomically does (consumes the staged file).
-        try Files.move(staged.temp, target)
-        catch { case _: FileAlreadyExistsException => return false }
-    }
-    Files.deleteIfExists(target.getParent.resolve(s".${target.getFileName}.crc"))
-    if (staged.durable) forceLocal(target.getParent, isDir = true)
+    if (Files.exists(target) || !linkIfAbsent(staged.temp, target)) return false
+    published(target, staged.durable)
     true
   }
 
