@@ -198,6 +198,21 @@ object FilesArrow {
 
     def add(s: String): Unit = if (s == null) addNull() else add(s.getBytes(UTF_8))
 
+    /** Appends row `r` of `c` (bytes copied, no decoding). */
+    def add(c: io.deltalog.log.Utf8Column, r: Int): Unit =
+      if (c.isNull(r)) addNull()
+      else {
+        ensureRow()
+        val len = c.byteLength(r)
+        val start = offsets(n)
+        val end = start + len
+        if (end > data.length) data = java.util.Arrays.copyOf(data, math.max(end, data.length * 2))
+        System.arraycopy(c.segmentData(r), c.start(r), data, start, len)
+        validity(n >> 3) = (validity(n >> 3) | (1 << (n & 7))).toByte
+        offsets(n + 1) = end
+        n += 1
+      }
+
     /** Fills `vec` (reallocated to the exact size) with the first `rows` values. */
     def writeTo(vec: VarCharVector, rows: Int): Unit = {
       while (n < rows) addNull()
@@ -294,13 +309,13 @@ object FilesArrow {
     def add(c: FileChunk, r: Int): Unit = {
       val i = count
       if (i >= capacity) throw new IllegalStateException(s"batch overflow: $capacity rows")
-      path.add(c.path(r))
+      path.add(c.pathColumn, r)
       val p = c.partitionValuesAt(r)
       if (p != null) pv.set(i, encoded(p))
       size.set(i, c.size(r))
       mtime.set(i, c.modificationTime(r))
       dataChange.set(i, 0)
-      stats.add(c.statsAt(r))
+      stats.add(c.statsColumn, r)
       if (!c.hasNoTags) { val t = c.tagsAt(r); if (t != null) tags.set(i, encodeMap(t)) }
       if (!c.hasNoDeletionVectors) { val d = c.deletionVectorAt(r); if (d != null) setDv(dv, i, Some(d)) }
       if (!c.hasNoRowTracking) {

@@ -210,7 +210,7 @@ final class LogReplay(
         val c = chunks(ci)
         val d = deleted(ci)
         var i = 0
-        while (i < c.length) { if (d == null || !d.get(i)) b += c.get(i); i += 1 }
+        while (i < c.length) { if (d == null || !d.get(i)) b.addFrom(c, i); i += 1 }
       }
       chunks = Vector(b.result())
       deleted = Vector(null)

@@ -7,8 +7,8 @@ import io.deltalog.protocol.Protocol
  * Live files of a snapshot stored column-wise: one array per `add` field instead of one
  * `AddFile` (plus `Option`s, map and hash-table entry) per file.
  *
- * Per file this keeps the path string, the raw stats string, two longs and one slot in each of
- * the other arrays; a column whose values are all absent (tags, DV, row tracking, clustering
+ * Per file this keeps the UTF-8 bytes of the path and of the raw stats string (in two
+ * [[Utf8Column]]s, no `String` object per value), two longs and one slot in each of the other arrays; a column whose values are all absent (tags, DV, row tracking, clustering
  * provider, unknown fields) is not allocated at all, and equal partition-value maps are shared
  * (interned while fewer than [[FileChunk.MaxInternedPartitions]] distinct maps were seen).
  * [[get]] rebuilds an `AddFile` on demand (`dataChange` is always false, as in delta-spark's
@@ -17,11 +17,11 @@ import io.deltalog.protocol.Protocol
  */
 final class FileChunk private[log] (
     val length: Int,
-    paths: Array[String],
+    paths: Utf8Column,
     partitionValues: Array[Map[String, String]],
     sizes: Array[Long],
     modificationTimes: Array[Long],
-    stats: Array[String],
+    stats: Utf8Column,
     tags: Array[Map[String, String]],
     dvs: Array[DeletionVectorDescriptor],
     baseRowIds: Array[Long],
@@ -33,7 +33,7 @@ final class FileChunk private[log] (
   /** Sum of the sizes of the files in this chunk. */
   val totalSize: Long = { var s = 0L; var i = 0; while (i < length) { s += sizes(i); i += 1 }; s }
 
-  def path(i: Int): String = paths(i)
+  def path(i: Int): String = paths.string(i)
   def size(i: Int): Long = sizes(i)
   def dvUniqueId(i: Int): String = if (dvs == null || dvs(i) == null) null else dvs(i).uniqueId
 
@@ -42,7 +42,11 @@ final class FileChunk private[log] (
   def partitionValuesAt(i: Int): Map[String, String] = partitionValues(i)
   def modificationTime(i: Int): Long = modificationTimes(i)
   /** Raw stats string of row `i`, or null. */
-  def statsAt(i: Int): String = stats(i)
+  def statsAt(i: Int): String = stats.string(i)
+  /** The paths as UTF-8 bytes (bulk readers: Arrow export, checkpoint writer). */
+  def pathColumn: Utf8Column = paths
+  /** The raw stats strings as UTF-8 bytes (null rows: no stats). */
+  def statsColumn: Utf8Column = stats
   /** True when no row of this chunk has tags. */
   def hasNoTags: Boolean = tags == null
   def tagsAt(i: Int): Map[String, String] = if (tags == null) null else tags(i)
@@ -54,16 +58,18 @@ final class FileChunk private[log] (
   def hasDefaultRowCommitVersion(i: Int): Boolean = rowTrackingPresent != null && (rowTrackingPresent(i) & 2) != 0
   def defaultRowCommitVersion(i: Int): Long = defaultRowCommitVersions(i)
   def hasNoClusteringProviders: Boolean = clusteringProviders == null
+  /** True when some row has fields this version does not model (kept for checkpoints). */
+  def hasExtras: Boolean = extras != null
   def clusteringProviderAt(i: Int): String = if (clusteringProviders == null) null else clusteringProviders(i)
 
   /** The `add` of row `i`. */
   def get(i: Int): AddFile = AddFile(
-    path = paths(i),
+    path = paths.string(i),
     partitionValues = partitionValues(i),
     size = sizes(i),
     modificationTime = modificationTimes(i),
     dataChange = false,
-    stats = Option(stats(i)),
+    stats = Option(stats.string(i)),
     tags = if (tags == null) None else Option(tags(i)),
     deletionVector = if (dvs == null) None else Option(dvs(i)),
     baseRowId = if (rowTrackingPresent != null && (rowTrackingPresent(i) & 1) != 0) Some(baseRowIds(i)) else None,
@@ -85,7 +91,7 @@ final class FileChunk private[log] (
     var slot = spread(key.hashCode) & mask
     while (idx(slot) >= 0) {
       val row = idx(slot)
-      if (keys.key(paths(row), dvUniqueId(row)) == key) return row
+      if (keys.key(paths.string(row), dvUniqueId(row)) == key) return row
       slot = (slot + 1) & mask
     }
     -1
@@ -99,7 +105,7 @@ final class FileChunk private[log] (
     val mask = cap - 1
     var i = 0
     while (i < length) {
-      var slot = spread(keys.key(paths(i), dvUniqueId(i)).hashCode) & mask
+      var slot = spread(keys.key(paths.string(i), dvUniqueId(i)).hashCode) & mask
       while (idx(slot) >= 0) slot = (slot + 1) & mask
       idx(slot) = i
       i += 1
@@ -121,11 +127,11 @@ object FileChunk {
 final class FileChunkBuilder(initialCapacity: Int = 1024) {
   private var cap = math.max(initialCapacity, 16)
   private var n = 0
-  private var paths = new Array[String](cap)
+  private val paths = new Utf8ColumnBuilder(96)
   private var partitionValues = new Array[Map[String, String]](cap)
   private var sizes = new Array[Long](cap)
   private var mtimes = new Array[Long](cap)
-  private var stats = new Array[String](cap)
+  private val stats = new Utf8ColumnBuilder(256)
   private var tags: Array[Map[String, String]] = _
   private var dvs: Array[DeletionVectorDescriptor] = _
   private var baseRowIds: Array[Long] = _
@@ -139,11 +145,9 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
 
   private def grow(): Unit = {
     cap = cap * 2
-    paths = java.util.Arrays.copyOf(paths, cap)
     partitionValues = java.util.Arrays.copyOf(partitionValues, cap)
     sizes = java.util.Arrays.copyOf(sizes, cap)
     mtimes = java.util.Arrays.copyOf(mtimes, cap)
-    stats = java.util.Arrays.copyOf(stats, cap)
     if (tags != null) tags = java.util.Arrays.copyOf(tags, cap)
     if (dvs != null) dvs = java.util.Arrays.copyOf(dvs, cap)
     if (baseRowIds != null) baseRowIds = java.util.Arrays.copyOf(baseRowIds, cap)
@@ -165,11 +169,11 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
 
   def +=(a: AddFile): this.type = {
     if (n == cap) grow()
-    paths(n) = a.path
+    paths.add(a.path)
     partitionValues(n) = intern(a.partitionValues)
     sizes(n) = a.size
     mtimes(n) = a.modificationTime
-    stats(n) = a.stats.orNull
+    stats.add(a.stats.orNull)
     if (a.tags.isDefined) {
       if (tags == null) tags = new Array[Map[String, String]](cap)
       tags(n) = a.tags.get
@@ -204,8 +208,38 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
   private def trimL(a: Array[Long]): Array[Long] = if (a == null) null else if (a.length == n) a else java.util.Arrays.copyOf(a, n)
   private def trimB(a: Array[Byte]): Array[Byte] = if (a == null) null else if (a.length == n) a else java.util.Arrays.copyOf(a, n)
 
-  def result(): FileChunk = new FileChunk(n, trim(paths), trim(partitionValues), trimL(sizes), trimL(mtimes),
-    trim(stats), trim(tags), trim(dvs), trimL(baseRowIds), trimL(drcvs), trimB(rtPresent), trim(cps), trim(extras))
+  /**
+   * Appends a plain `add` (no tags, deletion vector, row tracking, clustering provider or unknown
+   * fields; `dataChange` is not kept) from raw UTF-8 bytes: `path` bytes `[pathOff, pathOff +
+   * pathLen)` of `pathBuf`, stats likewise (`statsBuf == null`: no stats). Bulk readers of
+   * checkpoints use this instead of building an `AddFile` per row.
+   */
+  def addPlain(pathBuf: java.nio.ByteBuffer, pathOff: Int, pathLen: Int, partitionValues: Map[String, String],
+      size: Long, modificationTime: Long, statsBuf: java.nio.ByteBuffer, statsOff: Int, statsLen: Int): Unit = {
+    if (n == cap) grow()
+    paths.add(pathBuf, pathOff, pathLen)
+    this.partitionValues(n) = intern(partitionValues)
+    sizes(n) = size
+    mtimes(n) = modificationTime
+    if (statsBuf == null) stats.addNull() else stats.add(statsBuf, statsOff, statsLen)
+    n += 1
+  }
+
+  /** Appends row `i` of `c` (all fields, bytes copied without decoding). */
+  def addFrom(c: FileChunk, i: Int): Unit = {
+    if (c.hasNoTags && c.hasNoDeletionVectors && c.hasNoRowTracking && c.hasNoClusteringProviders && !c.hasExtras) {
+      if (n == cap) grow()
+      paths.addFrom(c.pathColumn, i)
+      partitionValues(n) = intern(c.partitionValuesAt(i))
+      sizes(n) = c.size(i)
+      mtimes(n) = c.modificationTime(i)
+      stats.addFrom(c.statsColumn, i)
+      n += 1
+    } else this += c.get(i)
+  }
+
+  def result(): FileChunk = new FileChunk(n, paths.result(), trim(partitionValues), trimL(sizes), trimL(mtimes),
+    stats.result(), trim(tags), trim(dvs), trimL(baseRowIds), trimL(drcvs), trimB(rtPresent), trim(cps), trim(extras))
 }
 
 object FileChunkBuilder {
