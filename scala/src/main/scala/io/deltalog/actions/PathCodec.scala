@@ -46,6 +46,25 @@ object PathCodec {
    * (so no `%` and no `:`): such a path is relative, and `decodePath`, `encodePath` and
    * [[canonicalPathKey]] all return it unchanged.
    */
+  /**
+   * `String.hashCode` of the path held as UTF-8 bytes `[off, off + len)` of `buf` when those
+   * bytes make a plain path ([[isPlain]]: all ASCII, so the bytes are the chars), else None-like
+   * `Long.MinValue`. Lets a caller test membership of raw bytes in a set of keys without
+   * decoding them.
+   */
+  def plainHash(buf: java.nio.ByteBuffer, off: Int, len: Int): Long = {
+    var h = 0
+    var i = off
+    val end = off + len
+    while (i < end) {
+      val b = buf.get(i)
+      if (b < 0 || !AsciiAllowed(b)) return Long.MinValue
+      h = 31 * h + b
+      i += 1
+    }
+    h.toLong
+  }
+
   def isPlain(path: String): Boolean = {
     var i = 0
     val n = path.length

@@ -62,7 +62,14 @@ object FilesArrow {
   def addsFromState(state: SnapshotState): Array[Byte] = toBytes(out => writeAddsFromState(state, out))
 
   /** [[addsFromState]] written into `file`. */
-  def addsFromStateToFile(state: SnapshotState, file: String): Unit = toFile(file)(out => writeAddsFromState(state, out))
+  def addsFromStateToFile(state: SnapshotState, file: String): Unit = {
+    // A file channel takes Arrow's off-heap buffers as they are (an OutputStream would copy them
+    // through a small heap array).
+    val ch = java.nio.channels.FileChannel.open(java.nio.file.Paths.get(file),
+      java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.CREATE,
+      java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)
+    try writeAddsFromState(state, ch, BatchSize) finally ch.close()
+  }
 
   /** The tombstones as an Arrow IPC stream written into `file`. */
   def removesToFile(files: Iterator[RemoveFile], file: String): Unit = toFile(file)(out => writeRemoves(files, out))
@@ -109,6 +116,11 @@ object FilesArrow {
   def writeAddsFromState(state: SnapshotState, out: OutputStream): Unit = writeAddsFromState(state, out, BatchSize)
 
   private[deltalog] def writeAddsFromState(state: SnapshotState, out: OutputStream, batchSize: Int): Unit = {
+    writeAddsFromState(state, java.nio.channels.Channels.newChannel(out), batchSize)
+    out.flush()
+  }
+
+  private def writeAddsFromState(state: SnapshotState, out: java.nio.channels.WritableByteChannel, batchSize: Int): Unit = {
     require(batchSize > 0)
     val allocator = new RootAllocator(Long.MaxValue)
     try {
@@ -140,7 +152,6 @@ object FilesArrow {
         if (open) flush()
         if (!wroteAny) { batch.begin(0); flush() }
         writer.end()
-        out.flush()
       } finally root.close()
     } finally allocator.close()
   }
@@ -245,6 +256,15 @@ object FilesArrow {
       vec.endValue(i, ks.length)
     }
 
+    /** Rows `0 until rows` are all empty (non-null) maps; call right after [[begin]]. */
+    def setAllEmpty(rows: Int): Unit = {
+      while (vec.getValueCapacity < rows) vec.reAlloc()
+      val full = rows >> 3
+      if (full > 0) vec.getValidityBuffer.setOne(0L, full.toLong)
+      if ((rows & 7) != 0) vec.getValidityBuffer.setByte(full.toLong, (1 << (rows & 7)) - 1)
+      vec.setLastSet(rows - 1)
+    }
+
     def finish(rows: Int): Unit = {
       val entries = vec.getDataVector.asInstanceOf[StructVector]
       val n = keys.count
@@ -256,31 +276,35 @@ object FilesArrow {
     }
   }
 
-  /** One record batch of live files being filled from chunk rows (at most `capacity` rows). */
+  /**
+   * One record batch of live files: rows are collected as (chunk, row) references by [[add]] and
+   * the vectors are filled column by column in [[finish]]: strings are copied from the chunks'
+   * UTF-8 bytes straight into exactly-sized Arrow buffers, fixed-width values written into the
+   * data buffers, and columns no row of the batch has (tags, deletion vectors, row tracking,
+   * clustering provider) are left all-null without touching a row.
+   */
   private final class AddBatch(root: VectorSchemaRoot,
       pvCache: java.util.IdentityHashMap[Map[String, String], EncodedMap]) {
     var count = 0
     private var capacity = 0
-    private val path = new Utf8Buffer(1024, 64 * 1024)
-    private val stats = new Utf8Buffer(1024, 256 * 1024)
-    private val cp = new Utf8Buffer(1024, 16)
+    private var chunks = new Array[FileChunk](1024)
+    private var rows = new Array[Int](1024)
     private val pv = new MapBuffer(root.getVector("partitionValues").asInstanceOf[MapVector])
     private val tags = new MapBuffer(root.getVector("tags").asInstanceOf[MapVector])
-    private val size = bigInt(root, "size")
-    private val mtime = bigInt(root, "modificationTime")
-    private val dataChange = root.getVector("dataChange").asInstanceOf[BitVector]
-    private val baseRowId = bigInt(root, "baseRowId")
-    private val drcv = bigInt(root, "defaultRowCommitVersion")
-    private val dv = root.getVector("deletionVector").asInstanceOf[StructVector]
+    private val cp = new Utf8Buffer(1024, 16)
 
-    /** Starts a batch of at most `rows` rows (vectors reallocated, buffers reused). */
-    def begin(rows: Int): Unit = {
+    /** Starts a batch of at most `n` rows. */
+    def begin(n: Int): Unit = {
       count = 0
-      capacity = rows
-      path.reset(); stats.reset(); cp.reset()
-      pv.begin(); tags.begin()
-      Seq(size, mtime, dataChange, baseRowId, drcv).foreach(_.allocateNew(math.max(rows, 1)))
-      dv.allocateNew()
+      capacity = n
+      if (chunks.length < n) { chunks = new Array[FileChunk](n); rows = new Array[Int](n) }
+    }
+
+    def add(c: FileChunk, r: Int): Unit = {
+      if (count >= capacity) throw new IllegalStateException(s"batch overflow: $capacity rows")
+      chunks(count) = c
+      rows(count) = r
+      count += 1
     }
 
     // Most rows share the previous row's map object (e.g. the one empty map of an unpartitioned
@@ -290,49 +314,141 @@ object FilesArrow {
 
     private def encoded(m: Map[String, String]): EncodedMap = {
       if (m eq lastMap) return lastEncoded
-      val e = lookup(m)
+      val hit = pvCache.get(m)
+      val e = if (hit != null) hit else {
+        val x = encodeMap(m)
+        if (pvCache.size < MaxCachedMaps) pvCache.put(m, x)
+        x
+      }
       lastMap = m
       lastEncoded = e
       e
     }
 
-    private def lookup(m: Map[String, String]): EncodedMap = {
-      val hit = pvCache.get(m)
-      if (hit != null) hit
-      else {
-        val e = encodeMap(m)
-        if (pvCache.size < MaxCachedMaps) pvCache.put(m, e)
-        e
+    /** Fills `vec` with one string column of the batch's rows, bytes copied from the chunks. */
+    private def fillUtf8(vec: VarCharVector, column: FileChunk => io.deltalog.log.Utf8Column): Unit = {
+      val n = count
+      var bytes = 0L
+      var i = 0
+      while (i < n) { bytes += column(chunks(i)).byteLength(rows(i)); i += 1 }
+      if (bytes > Int.MaxValue) throw new IllegalStateException(s"a batch column holds $bytes bytes")
+      vec.allocateNew(math.max(bytes, 1L), math.max(n, 1))
+      val data = vec.getDataBuffer
+      val offsets = vec.getOffsetBuffer
+      val validity = vec.getValidityBuffer
+      var pos = 0
+      i = 0
+      while (i < n) {
+        val col = column(chunks(i))
+        val r = rows(i)
+        if (!col.isNull(r)) {
+          val len = col.byteLength(r)
+          if (len > 0) data.setBytes(pos.toLong, col.segmentData(r), col.start(r), len)
+          pos += len
+          validity.setByte((i >> 3).toLong, validity.getByte((i >> 3).toLong) | (1 << (i & 7)))
+        }
+        offsets.setInt((i + 1).toLong * 4, pos)
+        i += 1
       }
+      vec.setLastSet(n - 1)
+      vec.setValueCount(n)
     }
 
-    def add(c: FileChunk, r: Int): Unit = {
-      val i = count
-      if (i >= capacity) throw new IllegalStateException(s"batch overflow: $capacity rows")
-      path.add(c.pathColumn, r)
-      val p = c.partitionValuesAt(r)
-      if (p != null) pv.set(i, encoded(p))
-      size.set(i, c.size(r))
-      mtime.set(i, c.modificationTime(r))
-      dataChange.set(i, 0)
-      stats.add(c.statsColumn, r)
-      if (!c.hasNoTags) { val t = c.tagsAt(r); if (t != null) tags.set(i, encodeMap(t)) }
-      if (!c.hasNoDeletionVectors) { val d = c.deletionVectorAt(r); if (d != null) setDv(dv, i, Some(d)) }
-      if (!c.hasNoRowTracking) {
-        if (c.hasBaseRowId(r)) baseRowId.set(i, c.baseRowId(r))
-        if (c.hasDefaultRowCommitVersion(r)) drcv.set(i, c.defaultRowCommitVersion(r))
-      }
-      if (c.hasNoClusteringProviders) cp.addNull() else cp.add(c.clusteringProviderAt(r))
-      count += 1
+    /** Fills `size` (or, with `mtime`, `modificationTime`): no per-row boxing through a closure. */
+    private def fillLongs(vec: BigIntVector, mtime: Boolean): Unit = {
+      val n = count
+      vec.allocateNew(math.max(n, 1))
+      val data = vec.getDataBuffer
+      var i = 0
+      if (mtime) while (i < n) { data.setLong(i.toLong * 8, chunks(i).modificationTime(rows(i))); i += 1 }
+      else while (i < n) { data.setLong(i.toLong * 8, chunks(i).size(rows(i))); i += 1 }
+      setAllValid(vec.getValidityBuffer, n)
+      vec.setValueCount(n)
+    }
+
+    private def setAllValid(validity: org.apache.arrow.memory.ArrowBuf, n: Int): Unit = {
+      val full = n >> 3
+      if (full > 0) validity.setOne(0L, full.toLong)
+      if ((n & 7) != 0) validity.setByte(full.toLong, (1 << (n & 7)) - 1)
+    }
+
+    /** The distinct chunks of the batch's rows (rows come chunk after chunk). */
+    private def distinctChunks: Seq[FileChunk] = {
+      val out = scala.collection.mutable.ArrayBuffer.empty[FileChunk]
+      var i = 0
+      while (i < count) { if (out.isEmpty || (out.last ne chunks(i))) out += chunks(i); i += 1 }
+      out.toSeq
     }
 
     def finish(): Unit = {
       val n = count
-      path.writeTo(root.getVector("path").asInstanceOf[VarCharVector], n)
-      stats.writeTo(root.getVector("stats").asInstanceOf[VarCharVector], n)
-      cp.writeTo(root.getVector("clusteringProvider").asInstanceOf[VarCharVector], n)
+      val inBatch = distinctChunks
+      def any(p: FileChunk => Boolean): Boolean = inBatch.exists(p)
+      fillUtf8(root.getVector("path").asInstanceOf[VarCharVector], _.pathColumn)
+      fillUtf8(root.getVector("stats").asInstanceOf[VarCharVector], _.statsColumn)
+      fillLongs(bigInt(root, "size"), mtime = false)
+      fillLongs(bigInt(root, "modificationTime"), mtime = true)
+      val dataChange = root.getVector("dataChange").asInstanceOf[BitVector]
+      dataChange.allocateNew(math.max(n, 1))
+      setAllValid(dataChange.getValidityBuffer, n)
+
+      pv.begin()
+      var i = 0
+      var allEmpty = true
+      var last: Map[String, String] = null
+      while (i < n && allEmpty) {
+        val p = chunks(i).partitionValuesAt(rows(i))
+        if (!(p eq last)) { allEmpty = p != null && p.isEmpty; last = p }
+        i += 1
+      }
+      if (allEmpty) pv.setAllEmpty(n)
+      else {
+        i = 0
+        while (i < n) {
+          val p = chunks(i).partitionValuesAt(rows(i))
+          if (p != null) pv.set(i, encoded(p))
+          i += 1
+        }
+      }
       pv.finish(n)
+
+      tags.begin()
+      if (any(!_.hasNoTags)) {
+        i = 0
+        while (i < n) { val t = chunks(i).tagsAt(rows(i)); if (t != null) tags.set(i, encodeMap(t)); i += 1 }
+      }
       tags.finish(n)
+
+      val dv = root.getVector("deletionVector").asInstanceOf[StructVector]
+      dv.allocateNew()
+      if (any(!_.hasNoDeletionVectors)) {
+        i = 0
+        while (i < n) { val d = chunks(i).deletionVectorAt(rows(i)); if (d != null) setDv(dv, i, Some(d)); i += 1 }
+      }
+
+      val baseRowId = bigInt(root, "baseRowId")
+      val drcv = bigInt(root, "defaultRowCommitVersion")
+      baseRowId.allocateNew(math.max(n, 1))
+      drcv.allocateNew(math.max(n, 1))
+      if (any(!_.hasNoRowTracking)) {
+        i = 0
+        while (i < n) {
+          val c = chunks(i)
+          val r = rows(i)
+          if (c.hasBaseRowId(r)) baseRowId.set(i, c.baseRowId(r))
+          if (c.hasDefaultRowCommitVersion(r)) drcv.set(i, c.defaultRowCommitVersion(r))
+          i += 1
+        }
+      }
+
+      cp.reset()
+      if (any(!_.hasNoClusteringProviders)) {
+        i = 0
+        while (i < n) { cp.add(chunks(i).clusteringProviderAt(rows(i))); i += 1 }
+      }
+      cp.writeTo(root.getVector("clusteringProvider").asInstanceOf[VarCharVector], n)
+
+      java.util.Arrays.fill(chunks.asInstanceOf[Array[AnyRef]], 0, n, null)
       root.getFieldVectors.asScala.foreach(_.setValueCount(n))
       root.setRowCount(n)
     }

@@ -84,6 +84,8 @@ object CheckpointReader {
         }
         sink.accept(version, action)
       }
+      override def wantsPlainAdds: Boolean = sink.wantsPlainAdds
+      override def acceptPlainAdd(version: Long, row: PlainAddRow): Unit = sink.acceptPlainAdd(version, row)
     }
     val topWant = CheckpointSchema.topLevelWant(options.skipStats, options.onlyProtocolAndMetadata, options.skipRemoves)
     if (options.onlyProtocolAndMetadata) {
@@ -244,7 +246,14 @@ object CheckpointReader {
             .getColumnIO(schema, fileSchema, true)
           (schema, materializer, columnIO)
         } catch { case NonFatal(e) => throw corrupt(path, e) })
+      // A sink taking plain adds column-wise gets protocol / metaData from the page-index read
+      // first: otherwise their (nearly all null) columns would be assembled row by row for every
+      // row of the file just to find two rows.
+      val pmFirst = !pmOnly && sink.wantsPlainAdds && want.children.contains("protocol") &&
+        want.children.contains("metaData") && pmFilterApplies(fileSchema)
+      if (pmFirst) readProtocolAndMetadataOf(conf, file, version, sink)
       val topFields = requested.getFields.asScala.map(_.getName).toSeq
+        .filterNot(f => pmFirst && (f == "protocol" || f == "metaData"))
       val blocks = reader.getRowGroups.asScala.toIndexedSeq
       if (pmOnly && pmFilterApplies(fileSchema)) {
         readProtocolAndMetadataRows(reader, blocks, topFields, plan, path, version, sink, done)
@@ -262,27 +271,58 @@ object CheckpointReader {
             if (pmOnly || !present.contains("add")) Nil
             else absentAddChildren(block, fileSchema, requested.getType(requested.getFieldIndex("add")).asGroupType())
           val (schema, materializer, columnIO) = plan(present ++ dropped.map(DropAddPrefix + _))
+          val plainAdd = sink.wantsPlainAdds && present.contains("add") &&
+            PlainAddColumns.applies(schema.getType(schema.getFieldIndex("add")).asGroupType())
           reader.setRequestedSchema(schema)
           // Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
           val pages = try reader.readNextRowGroup() catch { case NonFatal(e) => throw corrupt(path, e) }
           if (pages == null) throw corrupt(path, new IllegalStateException(s"row group $b is missing"))
           val rows = pages.getRowCount
-          val rr = try columnIO.getRecordReader(new LevelFixingPageStore(pages), materializer, FilterCompat.NOOP)
-            catch { case NonFatal(e) => throw corrupt(path, e) }
-          var i = 0L
-          while (i < rows) {
-            val action = try rr.read() catch { case NonFatal(e) => throw corrupt(path, e) }
-            if (action != null) {
-              sink.accept(version, action)
-              if (pmOnly && done()) i = rows
+          val fixed = new LevelFixingPageStore(pages)
+          // Plain adds are decoded column-wise; the other actions of the row group are assembled.
+          val others = if (plainAdd) present.filterNot(_ == "add") else Nil
+          if (!plainAdd || others.nonEmpty) {
+            val (_, m, cio) = if (plainAdd) plan(others) else (schema, materializer, columnIO)
+            val rr = try cio.getRecordReader(fixed, m, FilterCompat.NOOP)
+              catch { case NonFatal(e) => throw corrupt(path, e) }
+            var i = 0L
+            while (i < rows) {
+              val action = try rr.read() catch { case NonFatal(e) => throw corrupt(path, e) }
+              if (action != null) {
+                sink.accept(version, action)
+                if (pmOnly && done()) i = rows
+              }
+              i += 1
             }
-            i += 1
+          }
+          if (plainAdd) {
+            val addOnly = new MessageType(schema.getName, schema.getType(schema.getFieldIndex("add")))
+            try PlainAddColumns.read(fixed, addOnly, reader.getFooter.getFileMetaData.getCreatedBy, version, sink)
+            catch { case e: IllegalStateException => throw corrupt(path, e) }
           }
         }
       }
     } finally {
       try reader.close() catch { case NonFatal(_) => }
     }
+  }
+
+  /** Pushes the protocol and metaData rows of one Parquet checkpoint file into `sink`. */
+  private def readProtocolAndMetadataOf(conf: Configuration, file: FileStatus, version: Long, sink: ReplaySink): Unit = {
+    var protocol = false
+    var metadata = false
+    val pm = new ReplaySink {
+      override def accept(version: Long, action: Action): Unit = {
+        action match {
+          case _: Protocol => protocol = true
+          case _: Metadata => metadata = true
+          case _ =>
+        }
+        sink.accept(version, action)
+      }
+    }
+    readParquet(conf, file, version, CheckpointSchema.topLevelWant(skipStats = true, onlyProtocolAndMetadata = true,
+      skipRemoves = true), pm, () => protocol && metadata)
   }
 
   /** Rows with a protocol or a metaData (the column-index filter of the P&M-only read). */

@@ -47,6 +47,7 @@ trait DistributedReplay {
  * reconciled already and are only checked against `seen` (no hashing when it is empty).
  */
 private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 1024) {
+  private val SeenHashBits = 1 << 20
   val seen = new java.util.HashSet[String]()
   val files = new FileChunkBuilder(expectedFiles)
   val tombstones = mutable.ArrayBuffer.empty[RemoveFile]
@@ -96,11 +97,28 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
   /** Sink for the checkpoint's actions (call after every commit was applied). */
   def checkpointSink: ReplaySink = new ReplaySink {
     private val check = !seen.isEmpty
+    // Hashes of the keys met in commits (one bit per hash, a one-hash Bloom filter): a plain
+    // checkpoint path, whose key is the path itself, is decoded and looked up only on a hit.
+    private val seenHashes: java.util.BitSet = if (!check) null else {
+      val b = new java.util.BitSet(SeenHashBits)
+      seen.forEach(k => b.set(k.hashCode & (SeenHashBits - 1)))
+      b
+    }
+    private def maybeSeen(r: PlainAddRow): Boolean = {
+      val h = PathCodec.plainHash(r.pathBuf, r.pathOff, r.pathLen)
+      h == Long.MinValue || seenHashes.get(h.toInt & (SeenHashBits - 1))
+    }
     override def accept(version: Long, action: Action): Unit = action match {
       case a: AddFile => if (!check || !seen.contains(fileKeys.key(a))) addFile(a)
       case r: RemoveFile => if (!check || !seen.contains(fileKeys.key(r))) addTombstone(r)
       case a => other(a)
     }
+    override def wantsPlainAdds: Boolean = true
+    override def acceptPlainAdd(version: Long, r: PlainAddRow): Unit =
+      if (!check || !maybeSeen(r) || !seen.contains(fileKeys.key(r.path, null))) {
+        files.addPlain(r.pathBuf, r.pathOff, r.pathLen, r.partitionValues, r.size, r.modificationTime,
+          r.statsBuf, r.statsOff, r.statsLen)
+      }
   }
 
   /** Live domains (tombstones dropped). */

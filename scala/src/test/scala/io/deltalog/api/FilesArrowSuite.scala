@@ -103,4 +103,27 @@ class FilesArrowSuite {
       assertSame(s4.state)
     } finally deleteRecursively(t)
   }
+
+  /** Plain files (no tags, DVs, row tracking): the export's all-null and all-empty-map columns. */
+  @Test def plainFilesFromCheckpointAndCommits(): Unit = {
+    for (partitioned <- Seq(false, true)) {
+      val t = newTable()
+      try {
+        def plain(v: Int, i: Int): AddFile = {
+          val a = file(v, i)
+          AddFile(a.path, if (partitioned) a.partitionValues else Map.empty, a.size, a.modificationTime,
+            dataChange = true, stats = a.stats)
+        }
+        val m = meta(partitionColumns = if (partitioned) Seq("p", "q") else Nil)
+        writeCommit(t, 0, Seq(protocol12, m) ++ (0 until 3000).map(plain(0, _)))
+        val log = DeltaLog.uncached(t.toString, conf)
+        io.deltalog.log.Checkpoints.write(log, log.snapshot())
+        writeCommit(t, 1, (0 until 70).map(plain(1, _)) ++ (0 until 3000 by 7).map(i => RemoveFile(plain(0, i).path, Some(5L))))
+        val fresh = DeltaLog.uncached(t.toString, conf).snapshot()
+        assertTrue(fresh.logSegment.checkpoint.isDefined, "loaded from the checkpoint")
+        assertEquals(3000L - (0 until 3000 by 7).size + 70, fresh.numFiles)
+        assertSame(fresh.state)
+      } finally deleteRecursively(t)
+    }
+  }
 }

@@ -27,7 +27,7 @@ object CheckpointTestSupport {
   def status(p: Path): FileStatus = p.getFileSystem(conf).getFileStatus(p)
 
   /** Collects every action read. */
-  final class Collect extends ReplaySink {
+  class Collect extends ReplaySink {
     val actions = ArrayBuffer.empty[Action]
     val versions = ArrayBuffer.empty[Long]
     override def accept(version: Long, action: Action): Unit = { actions += action; versions += version }
