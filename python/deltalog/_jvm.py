@@ -16,8 +16,27 @@ def jvm(spark: Any) -> Any:
     return view
 
 
+_API_CLASSES: dict = {}
+
+
+def api_class(spark: Any, name: str) -> Any:
+    """The py4j class ``io.deltalog.api.<name>``, looked up once per JVM gateway.
+
+    Walking ``jvm.io.deltalog.api.X`` costs one py4j round trip per name part (~0.5-2 ms in all);
+    tables are opened often enough for that to show.
+    """
+    view = jvm(spark)
+    key = (id(view), name)
+    hit = _API_CLASSES.get(key)
+    if hit is not None and hit[0] is view:
+        return hit[1]
+    cls = getattr(view.io.deltalog.api, name)
+    _API_CLASSES[key] = (view, cls)
+    return cls
+
+
 def protocol_api(spark: Any) -> Any:
-    return jvm(spark).io.deltalog.api.ProtocolApi
+    return api_class(spark, "ProtocolApi")
 
 
 def evaluate_protocol_cases(spark: Any, cases: list) -> list:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from deltalog._jvm import call as _call
-from deltalog._jvm import jvm
+from deltalog._jvm import api_class
 from deltalog.actions import DomainMetadata, Metadata, SetTransaction
 from deltalog.exceptions import StateRecoverError
 from deltalog.protocol import Protocol
@@ -61,6 +61,24 @@ class Snapshot:
     sizeInBytes: int
 
 
+def _transfer_dir() -> Optional[str]:
+    """Where Arrow transfers from the JVM are written: shared memory (``/dev/shm``) when the
+    machine has it, so hundreds of MB of live files never go through a disk-backed page cache;
+    ``DELTALOG_TRANSFER_DIR`` overrides; otherwise the default temp directory."""
+    explicit = os.environ.get("DELTALOG_TRANSFER_DIR")
+    if explicit:
+        return explicit
+    shm = "/dev/shm"
+    try:
+        st = os.statvfs(shm)
+        # Containers often mount a small /dev/shm (Docker: 64 MB): use it only with room to spare.
+        if os.access(shm, os.W_OK) and st.f_bavail * st.f_frsize >= (1 << 30):
+            return shm
+    except OSError:
+        pass
+    return None
+
+
 class DeltaTable:
     """A Delta table at one version (the latest unless time travel was asked for)."""
 
@@ -78,7 +96,7 @@ class DeltaTable:
         if version is not None and timestamp is not None:
             raise ValueError("give either version or timestamp, not both")
         p = os.fspath(path)
-        api = jvm(spark).io.deltalog.api.TableApi
+        api = api_class(spark, "TableApi")
         if version is not None:
             handle = _call(api.forPathAtVersion, p, int(version))
         elif timestamp is not None:
@@ -90,7 +108,7 @@ class DeltaTable:
     @staticmethod
     def clearCache(spark: Any) -> None:
         """Forget every cached table state in the driver (the next open re-reads the log)."""
-        jvm(spark).io.deltalog.api.TableApi.clearCache()
+        api_class(spark, "TableApi").clearCache()
 
     # ------------------------------------------------------------------ table state
     def version(self) -> int:
@@ -141,7 +159,7 @@ class DeltaTable:
         import tempfile
 
         import pyarrow as pa
-        fd, path = tempfile.mkstemp(prefix="deltalog-", suffix=".arrows")
+        fd, path = tempfile.mkstemp(prefix="deltalog-", suffix=".arrows", dir=_transfer_dir())
         os.close(fd)
         try:
             _call(getattr(self._handle, method), path)

@@ -27,7 +27,7 @@ import os
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
 from deltalog._jvm import call as _call
-from deltalog._jvm import jvm
+from deltalog._jvm import api_class
 from deltalog.actions import Action, AddFile, Metadata, serializeActions
 from deltalog.protocol import Protocol
 
@@ -35,7 +35,7 @@ __all__ = ["OptimisticTransaction"]
 
 
 def _txn_api(spark: Any) -> Any:
-    return jvm(spark).io.deltalog.api.TxnApi
+    return api_class(spark, "TxnApi")
 
 
 class OptimisticTransaction:

@@ -171,3 +171,38 @@ def test_copy_of_table_is_independent(spark, rs_table, tmp_path):
     shutil.copytree(rs_table, copy)
     DeltaTable.clearCache(spark)
     assert DeltaTable.forPath(spark, str(copy)).version() == DeltaTable.forPath(spark, str(rs_table)).version()
+
+
+def test_arrow_transfer_uses_the_configured_directory(spark, rs_table, tmp_path, monkeypatch):
+    import tempfile
+
+    import deltalog.tables as tables
+    used = []
+    real = tempfile.mkstemp
+
+    def recording(*args, **kwargs):
+        used.append(kwargs.get("dir"))
+        return real(*args, **kwargs)
+
+    transfer = tmp_path / "transfer"
+    transfer.mkdir()
+    monkeypatch.setenv("DELTALOG_TRANSFER_DIR", str(transfer))
+    monkeypatch.setattr(tempfile, "mkstemp", recording)
+    files = tables.DeltaTable.forPath(spark, str(rs_table)).filesArrow()
+    assert used == [str(transfer)]
+    assert set(files.column("path").to_pylist()) == set(_rs_adds(rs_table))
+    assert list(transfer.iterdir()) == []  # the transfer file is removed once mapped
+
+
+def test_small_shared_memory_is_not_used_for_transfers(monkeypatch):
+    import os as _os
+
+    import deltalog.tables as tables
+    monkeypatch.delenv("DELTALOG_TRANSFER_DIR", raising=False)
+
+    class Small:
+        f_bavail = 16
+        f_frsize = 4096
+
+    monkeypatch.setattr(_os, "statvfs", lambda p: Small())
+    assert tables._transfer_dir() is None
