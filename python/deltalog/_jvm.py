@@ -16,6 +16,26 @@ def jvm(spark: Any) -> Any:
     return view
 
 
+class JvmRef:
+    """A py4j object handle whose method lookups are not cached on the object.
+
+    py4j caches each method it hands out on the ``JavaObject``, and the method points back at the
+    object: a reference cycle, so the JVM side (a table's whole live-file state) is released only
+    when Python's cyclic garbage collector happens to run, not when the last reference goes. Looking
+    methods up through ``get_method`` keeps the handle free of cycles: the JVM object is released
+    as soon as the Python one is dropped.
+    """
+
+    __slots__ = ("_obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    def __getattr__(self, name: str) -> Any:
+        from py4j.java_gateway import get_method
+        return get_method(self._obj, name)
+
+
 _API_CLASSES: dict = {}
 
 

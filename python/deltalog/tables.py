@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from deltalog._jvm import call as _call
-from deltalog._jvm import api_class
+from deltalog._jvm import JvmRef, api_class
 from deltalog.actions import DomainMetadata, Metadata, SetTransaction
 from deltalog.exceptions import StateRecoverError
 from deltalog.protocol import Protocol
@@ -84,7 +84,7 @@ class DeltaTable:
 
     def __init__(self, spark: Any, handle: Any, path: str) -> None:
         self._spark = spark
-        self._handle = handle
+        self._handle = JvmRef(handle)
         self._path = path
         self._protocol: Optional[Protocol] = None
         self._metadata: Optional[Metadata] = None
@@ -171,6 +171,18 @@ class DeltaTable:
 
     def filesArrow(self) -> Any:
         """The live files (``add`` actions) as a pyarrow Table."""
+        import tempfile
+
+        from deltalog._files_transfer import read_files_transfer
+        # Plain states (no tags / DVs / row tracking) come as raw Arrow buffers built over a memory
+        # map, without Arrow Java or an IPC stream; others take the Arrow IPC path.
+        fd, path = tempfile.mkstemp(prefix="deltalog-", suffix=".files", dir=_transfer_dir())
+        os.close(fd)
+        try:
+            if _call(self._handle.filesRawToFile, path):
+                return read_files_transfer(path)
+        finally:
+            os.unlink(path)
         return self._arrow("filesArrowToFile")
 
     def files(self) -> Any:

@@ -27,7 +27,7 @@ import os
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Union
 
 from deltalog._jvm import call as _call
-from deltalog._jvm import api_class
+from deltalog._jvm import JvmRef, api_class
 from deltalog.actions import Action, AddFile, Metadata, serializeActions
 from deltalog.protocol import Protocol
 
@@ -47,7 +47,7 @@ class OptimisticTransaction:
 
     def __init__(self, spark: Any, handle: Any, path: str) -> None:
         self._spark = spark
-        self._handle = handle
+        self._handle = JvmRef(handle)
         self._path = path
         self._committedVersion: Optional[int] = None
 

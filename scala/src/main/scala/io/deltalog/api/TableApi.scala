@@ -60,6 +60,11 @@ class SnapshotHandle(val deltaLog: DeltaLog, val snapshot: Snapshot) {
    * so large states never cross py4j as one (base64-encoded) byte array.
    */
   def filesArrowToFile(file: String): Unit = FilesArrow.addsFromStateToFile(snapshot.state, file)
+  /**
+   * The live files as raw Arrow buffers in `file` ([[FilesTransfer]]): false, with nothing
+   * written, when the state has fields that format leaves out (then use [[filesArrowToFile]]).
+   */
+  def filesRawToFile(file: String): Boolean = FilesTransfer.write(snapshot.state, file)
   def tombstonesArrowToFile(file: String): Unit = FilesArrow.removesToFile(snapshot.tombstones, file)
   def setTransactionsJson: String = jsonArray(snapshot.setTransactions)
   def domainMetadataJson: String = jsonArray(snapshot.domainMetadata)
