@@ -101,6 +101,12 @@ private[log] final class CheckpointStatsStruct(metadata: Metadata) {
     if (partitionColumns.isEmpty) None
     else Some(new GroupType(OPTIONAL, "partitionValues_parsed", partitionColumns.map(c => c.kind.parquet(c.name)): _*))
 
+  // The writers below run once per `add`: plain arrays and loops, no per-row collections.
+  private val minMaxArray: Array[Column] = minMaxColumns.toArray
+  private val statsArray: Array[Column] = statsColumns.toArray
+  private val partitionArray: Array[Column] = partitionColumns.toArray
+  private val MinMaxKeys = Array("minValues", "maxValues")
+
   /** Writes the `stats_parsed` field (index `index` of `add`) from a stats JSON string. */
   def writeStatsParsed(rc: RecordConsumer, index: Int, stats: String): Unit = {
     val node = Try(Action.mapper.readTree(stats)).getOrElse(null)
@@ -108,37 +114,47 @@ private[log] final class CheckpointStatsStruct(metadata: Metadata) {
     rc.startField("stats_parsed", index)
     rc.startGroup()
     var i = 0
-    def field(name: String)(body: => Unit): Unit = { rc.startField(name, i); body; rc.endField(name, i) }
     val nr = node.get("numRecords")
-    if (nr != null && nr.canConvertToLong) field("numRecords")(rc.addLong(nr.asLong()))
+    if (nr != null && nr.canConvertToLong) { rc.startField("numRecords", i); rc.addLong(nr.asLong()); rc.endField("numRecords", i) }
     i += 1
-    if (minMaxColumns.nonEmpty) {
-      Seq("minValues", "maxValues").foreach { key =>
+    if (minMaxArray.nonEmpty) {
+      var k = 0
+      while (k < MinMaxKeys.length) {
+        val key = MinMaxKeys(k)
         val obj = node.get(key)
-        if (obj != null && obj.isObject) field(key) {
+        if (obj != null && obj.isObject) {
+          rc.startField(key, i)
           rc.startGroup()
-          minMaxColumns.zipWithIndex.foreach { case (c, j) => writeValue(rc, c, j, obj.get(c.name)) }
+          var j = 0
+          while (j < minMaxArray.length) { writeValue(rc, minMaxArray(j), j, obj.get(minMaxArray(j).name)); j += 1 }
           rc.endGroup()
+          rc.endField(key, i)
         }
         i += 1
+        k += 1
       }
     }
-    if (statsColumns.nonEmpty) {
+    if (statsArray.nonEmpty) {
       val obj = node.get("nullCount")
-      if (obj != null && obj.isObject) field("nullCount") {
+      if (obj != null && obj.isObject) {
+        rc.startField("nullCount", i)
         rc.startGroup()
-        statsColumns.zipWithIndex.foreach { case (c, j) =>
+        var j = 0
+        while (j < statsArray.length) {
+          val c = statsArray(j)
           val v = obj.get(c.name)
           if (v != null && v.isIntegralNumber) {
             rc.startField(c.name, j); rc.addLong(v.asLong()); rc.endField(c.name, j)
           }
+          j += 1
         }
         rc.endGroup()
+        rc.endField("nullCount", i)
       }
       i += 1
     }
     val tb = node.get("tightBounds")
-    if (tb != null && tb.isBoolean) field("tightBounds")(rc.addBoolean(tb.booleanValue()))
+    if (tb != null && tb.isBoolean) { rc.startField("tightBounds", i); rc.addBoolean(tb.booleanValue()); rc.endField("tightBounds", i) }
     rc.endGroup()
     rc.endField("stats_parsed", index)
   }
@@ -147,11 +163,14 @@ private[log] final class CheckpointStatsStruct(metadata: Metadata) {
   def writePartitionValuesParsed(rc: RecordConsumer, index: Int, values: Map[String, String]): Unit = {
     rc.startField("partitionValues_parsed", index)
     rc.startGroup()
-    partitionColumns.zipWithIndex.foreach { case (c, j) =>
+    var j = 0
+    while (j < partitionArray.length) {
+      val c = partitionArray(j)
       values.get(c.name) match {
         case Some(v) if v != null => c.kind.fromPartitionString(v).foreach { x => write(rc, c, j, x) }
         case _ =>
       }
+      j += 1
     }
     rc.endGroup()
     rc.endField("partitionValues_parsed", index)

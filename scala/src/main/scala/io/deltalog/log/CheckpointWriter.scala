@@ -83,6 +83,13 @@ final case class CheckpointResult(
  *
  * Metadata must come before the first file action when `writeStatsAsStruct` is on (the typed
  * columns are derived from the table schema).
+ *
+ * Two ways to the same rows: a snapshot's unread [[CheckpointActions]] (from
+ * [[Checkpoints.actions]]) is written column chunk by column chunk straight from its columnar
+ * state ([[CheckpointRows]], [[ParquetPageFile]]: no `AddFile` per live file, pages compressed
+ * on background threads); any other iterator is written one `Action` per row through parquet-mr's
+ * `ParquetWriter` ([[ParquetActionWriter]], the reference path). File naming, atomicity and
+ * results are the same for both.
  */
 object CheckpointWriter {
 
@@ -91,25 +98,110 @@ object CheckpointWriter {
       logPath: Path,
       version: Long,
       actions: Iterator[Action],
-      options: CheckpointWriteOptions = CheckpointWriteOptions()): CheckpointResult = {
+      options: CheckpointWriteOptions = CheckpointWriteOptions()): CheckpointResult = actions match {
+    case snapshotActions: CheckpointActions if snapshotActions.untouched =>
+      writeFromState(conf, logPath, version, snapshotActions, options)
+    case _ => writeActions(conf, logPath, version, actions, options)
+  }
+
+  private def statsStructOf(options: CheckpointWriteOptions, metadata: Option[Metadata]): Option[CheckpointStatsStruct] =
+    if (options.writeStatsAsStruct) {
+      Some(new CheckpointStatsStruct(metadata.getOrElse(throw new IllegalArgumentException(
+        "writeStatsAsStruct needs the metaData action before the first file action"))))
+    } else None
+
+  private def addTypeOf(options: CheckpointWriteOptions, statsStruct: Option[CheckpointStatsStruct]) =
+    CheckpointSchema.addType(options.writeStatsAsJson,
+      statsStruct.flatMap(_.partitionValuesParsedType), statsStruct.map(_.statsParsedType))
+
+  /** The reference path: any stream of reconciled actions, one `Action` per row. */
+  private def writeActions(
+      conf: Configuration,
+      logPath: Path,
+      version: Long,
+      actions: Iterator[Action],
+      options: CheckpointWriteOptions): CheckpointResult = {
     val store = LogStore.forPath(logPath, conf)
     // Non-file actions before the first file action: needed to fix the schema (metadata).
     val head = ArrayBuffer.empty[Action]
     val buffered = actions.buffered
     while (buffered.hasNext && !buffered.head.isInstanceOf[FileAction]) head += buffered.next()
-    val metadata = head.collectFirst { case m: Metadata => m }
-    val statsStruct =
-      if (options.writeStatsAsStruct) {
-        Some(new CheckpointStatsStruct(metadata.getOrElse(throw new IllegalArgumentException(
-          "writeStatsAsStruct needs the metaData action before the first file action"))))
-      } else None
-    val add = CheckpointSchema.addType(options.writeStatsAsJson,
-      statsStruct.flatMap(_.partitionValuesParsedType), statsStruct.map(_.statsParsedType))
+    val statsStruct = statsStructOf(options, head.collectFirst { case m: Metadata => m })
+    val add = addTypeOf(options, statsStruct)
     val all = head.iterator ++ buffered
-    if (options.v2) writeV2(conf, store, logPath, version, head.toSeq, buffered, add, statsStruct, options)
-    else options.partSize match {
+    if (options.v2) {
+      val nonFile = ArrayBuffer.empty[Action] ++= head
+      val rest = buffered
+      val fileActions = new Iterator[Action] {
+        // Non-file actions met after the first file action are kept for the top-level file.
+        private def skip(): Unit = while (rest.hasNext && !rest.head.isInstanceOf[FileAction]) nonFile += rest.next()
+        override def hasNext: Boolean = { skip(); rest.hasNext }
+        override def next(): Action = { skip(); rest.next() }
+      }
+      writeV2(conf, store, logPath, version, nonFile, add, statsStruct, options) { (dir, schema, counts, provisional, names) =>
+        writeRolling(store, dir, provisional, names, () => fileActions.hasNext) { out =>
+          val w = ParquetActionWriter.open(out, conf, schema, statsStruct)
+          using(w)(writeRows(w, fileActions, counts, options.sidecarSize))
+        }
+      }
+    } else options.partSize match {
       case None => writeClassic(conf, store, logPath, version, all, add, statsStruct)
       case Some(n) => writeMultiPart(conf, store, logPath, version, all, n, add, statsStruct)
+    }
+  }
+
+  // ------------------------------------------------------------------------------ from a state
+
+  /**
+   * The fast path: the snapshot's live files are written column by column from its
+   * [[SnapshotState]] ([[CheckpointRows]]); same rows, same files and same atomicity as
+   * [[writeActions]] of the same actions.
+   */
+  private def writeFromState(
+      conf: Configuration,
+      logPath: Path,
+      version: Long,
+      actions: CheckpointActions,
+      options: CheckpointWriteOptions): CheckpointResult = {
+    val store = LogStore.forPath(logPath, conf)
+    val statsStruct = statsStructOf(options, Some(actions.metadata))
+    val add = addTypeOf(options, statsStruct)
+    if (options.v2) {
+      val fileRows = new CheckpointRows(IndexedSeq.empty, actions.state, actions.tombstones)
+      writeV2(conf, store, logPath, version, ArrayBuffer.empty[Action] ++= actions.head, add, statsStruct, options) {
+        (dir, schema, counts, provisional, names) =>
+          var from = 0L
+          writeRolling(store, dir, provisional, names, () => from < fileRows.numRows) { out =>
+            val until = math.min(fileRows.numRows, from + options.sidecarSize)
+            fileRows.writeFile(out, schema, statsStruct, from, until)
+            counts.actions += until - from
+            counts.adds += fileRows.addsIn(from, until)
+            from = until
+          }
+      }
+    } else {
+      val rows = new CheckpointRows(actions.head, actions.state, actions.tombstones)
+      val schema = CheckpointSchema.classic(add)
+      val counts = new Counts
+      counts.actions = rows.numRows
+      counts.adds = rows.numAdds
+      options.partSize match {
+        case Some(partSize) if rows.numRows > partSize =>
+          var from = 0L
+          val files = writeRolling(store, logPath, k => f"$version%020d.checkpoint.$k%010d.parquet",
+            n => FileNames.checkpointFileWithParts(logPath, version, n), () => from < rows.numRows) { out =>
+            val until = math.min(rows.numRows, from + partSize)
+            rows.writeFile(out, schema, statsStruct, from, until)
+            from = until
+          }
+          CheckpointResult(version, files, Nil, counts.actions, counts.adds, files.map(_.getLen).sum,
+            Some(files.size), isV2 = false, schema)
+        case _ =>
+          val target = FileNames.checkpointFileSingular(logPath, version)
+          store.writeAtomically(target, overwrite = true)(out => rows.writeFile(out, schema, statsStruct, 0, rows.numRows))
+          val st = store.getFileStatus(target)
+          CheckpointResult(version, Seq(st), Nil, counts.actions, counts.adds, st.getLen, None, isV2 = false, schema)
+      }
     }
   }
 
@@ -188,29 +280,23 @@ object CheckpointWriter {
   }
 
   /**
-   * Writes `actions` into temp files of at most `perFile` rows each in `dir` and renames them
-   * with `names(n)` once the stream is exhausted. Returns the published statuses in order.
+   * Writes temp files in `dir` with `writeFile` while `more()` and renames them with `names(n)`
+   * once all are complete. Returns the published statuses in order.
    */
   private def writeRolling(
-      conf: Configuration,
       store: LogStore,
       dir: Path,
-      actions: Iterator[Action],
-      perFile: Long,
-      schema: MessageType,
-      statsStruct: Option[CheckpointStatsStruct],
-      counts: Counts,
       provisionalName: Int => String,
-      names: Int => Seq[Path]): Seq[FileStatus] = {
+      names: Int => Seq[Path],
+      more: () => Boolean)(writeFile: OutputStream => Unit): Seq[FileStatus] = {
     val temps = ArrayBuffer.empty[TempFile]
     val published = ArrayBuffer.empty[Path]
     try {
       if (!store.fs.exists(dir)) store.fs.mkdirs(dir)
-      while (actions.hasNext) {
+      while (more()) {
         val t = new TempFile(store, dir, provisionalName(temps.size + 1))
         temps += t
-        val w = ParquetActionWriter.open(t.out, conf, schema, statsStruct)
-        using(w)(writeRows(w, actions, counts, perFile))
+        writeFile(t.out)
         t.close()
       }
       val targets = names(temps.size)
@@ -240,10 +326,12 @@ object CheckpointWriter {
       statsStruct: Option[CheckpointStatsStruct]): CheckpointResult = {
     val schema = CheckpointSchema.classic(add)
     val counts = new Counts
-    val files = writeRolling(conf, store, logPath, actions, partSize, schema, statsStruct, counts,
-      k => f"$version%020d.checkpoint.$k%010d.parquet", n =>
+    val files = writeRolling(store, logPath, k => f"$version%020d.checkpoint.$k%010d.parquet", n =>
       if (n <= 1) Seq(FileNames.checkpointFileSingular(logPath, version))
-      else FileNames.checkpointFileWithParts(logPath, version, n))
+      else FileNames.checkpointFileWithParts(logPath, version, n), () => actions.hasNext) { out =>
+      val w = ParquetActionWriter.open(out, conf, schema, statsStruct)
+      using(w)(writeRows(w, actions, counts, partSize))
+    }
     val files1 =
       if (files.nonEmpty) files
       else {
@@ -256,29 +344,28 @@ object CheckpointWriter {
 
   // ------------------------------------------------------------------------------ V2
 
+  /** Writes the sidecars of a V2 checkpoint: (dir, schema, counts, provisional name, final names). */
+  private type SidecarWriter = (Path, MessageType, Counts, Int => String, Int => Seq[Path]) => Seq[FileStatus]
+
+  /**
+   * A V2 checkpoint: sidecars from `writeSidecars`, then the top-level file with `nonFile`
+   * (complete once the sidecars are written), the checkpointMetadata and one sidecar row each.
+   */
   private def writeV2(
       conf: Configuration,
       store: LogStore,
       logPath: Path,
       version: Long,
-      head: Seq[Action],
-      rest: BufferedIterator[Action],
+      nonFile: ArrayBuffer[Action],
       add: org.apache.parquet.schema.GroupType,
       statsStruct: Option[CheckpointStatsStruct],
-      options: CheckpointWriteOptions): CheckpointResult = {
-    val nonFile = ArrayBuffer.empty[Action] ++= head
-    val fileActions = new Iterator[Action] {
-      // Non-file actions met after the first file action are kept for the top-level file.
-      private def skip(): Unit = while (rest.hasNext && !rest.head.isInstanceOf[FileAction]) nonFile += rest.next()
-      override def hasNext: Boolean = { skip(); rest.hasNext }
-      override def next(): Action = { skip(); rest.next() }
-    }
+      options: CheckpointWriteOptions)(writeSidecars: SidecarWriter): CheckpointResult = {
     val sidecarDir = FileNames.sidecarDir(logPath)
     val counts = new Counts
     val uuidOfRun = UUID.randomUUID().toString
     val sidecarSchema = CheckpointSchema.sidecar(add)
-    val sidecars = writeRolling(conf, store, sidecarDir, fileActions, options.sidecarSize, sidecarSchema,
-      statsStruct, counts, k => f"$version%020d.checkpoint.$k%010d.$uuidOfRun.parquet", n => (1 to n).map { i =>
+    val sidecars = writeSidecars(sidecarDir, sidecarSchema, counts,
+      k => f"$version%020d.checkpoint.$k%010d.$uuidOfRun.parquet", n => (1 to n).map { i =>
         new Path(sidecarDir, f"$version%020d.checkpoint.$i%010d.$n%010d.$uuidOfRun.parquet")
       })
     try {

@@ -59,12 +59,12 @@ object Checkpoints {
       writeStatsAsStruct = bool(WriteStatsAsStructKey, default = false))
   }
 
-  /** The checkpoint content of `snapshot`: non-file actions first, then files and tombstones. */
-  def actions(snapshot: Snapshot): Iterator[Action] = {
-    val head: Seq[Action] = Seq(snapshot.protocol, snapshot.metadata) ++ snapshot.setTransactions ++
-      snapshot.domainMetadata
-    head.iterator ++ snapshot.allFiles ++ snapshot.tombstones.map(r => if (r.dataChange) r.copy(dataChange = false) else r)
-  }
+  /**
+   * The checkpoint content of `snapshot`: non-file actions first, then files and tombstones. Given
+   * unread to [[CheckpointWriter.write]], the files are written straight from the snapshot's
+   * columnar state (see [[CheckpointActions]]).
+   */
+  def actions(snapshot: Snapshot): Iterator[Action] = new CheckpointActions(snapshot)
 
   /**
    * Writes a checkpoint of `snapshot` into `deltaLog`'s log, then `_last_checkpoint`.
