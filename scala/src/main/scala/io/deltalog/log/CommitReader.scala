@@ -6,10 +6,8 @@ import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCh
 import java.util.concurrent.{Callable, ExecutionException, ExecutorService, Executors, Future, ThreadFactory}
 import java.util.concurrent.atomic.AtomicInteger
 
-import scala.collection.immutable.VectorMap
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.core.{JsonFactory, JsonParser, JsonProcessingException, JsonToken}
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 
 import io.deltalog.actions._
@@ -29,16 +27,41 @@ final case class MalformedAction(name: String, error: ActionParseException) exte
 /**
  * One parsed JSON commit.
  *
+ * Read for replay ([[CommitReader.readForReplay]]), its plain `add` lines are kept column-wise in
+ * [[plainAdds]] and [[foreachReverse]] visits them by row; [[actions]] rebuilds them as `AddFile`s
+ * on first use. Read otherwise, every action is an object and [[plainAdds]] is empty.
+ *
  * @param version    commit version (from the file name)
  * @param file       the commit file
- * @param actions    its actions in file order (blank lines skipped)
  */
-final case class ParsedCommit(version: Long, file: FileStatus, actions: Array[Action]) {
+final class ParsedCommit private[log] (
+    val version: Long,
+    val file: FileStatus,
+    entries: Array[Action], // file order; null: the next row of plainAdds
+    val plainAdds: PlainAdds) {
+
+  /** Its actions in file order (blank lines skipped). */
+  lazy val actions: Array[Action] = CommitReader.materialize(entries, plainAdds)
+
+  /**
+   * Visits the actions last to first (the order of reverse replay): `plainAdd(row)` for a row of
+   * [[plainAdds]], `action(a)` for every other action.
+   */
+  def foreachReverse(plainAdd: Int => Unit, action: Action => Unit): Unit = {
+    var row = plainAdds.length - 1
+    var i = entries.length - 1
+    while (i >= 0) {
+      val a = entries(i)
+      if (a == null) { plainAdd(row); row -= 1 } else action(a)
+      i -= 1
+    }
+  }
+
   /** The first `commitInfo` of the commit, if any. */
   def commitInfo: Option[CommitInfo] = {
     var i = 0
-    while (i < actions.length) {
-      actions(i) match {
+    while (i < entries.length) {
+      entries(i) match {
         case c: CommitInfo => return Some(c)
         case _ =>
       }
@@ -51,14 +74,19 @@ final case class ParsedCommit(version: Long, file: FileStatus, actions: Array[Ac
   def inCommitTimestamp: Option[Long] = commitInfo.flatMap(_.inCommitTimestamp)
 }
 
+object ParsedCommit {
+  def apply(version: Long, file: FileStatus, actions: Array[Action]): ParsedCommit =
+    new ParsedCommit(version, file, actions, PlainAdds.empty)
+}
+
 /**
  * Parses JSON commit files (`%020d.json`, also compacted / staged commits: any file of log lines).
  *
- * Every line goes through [[ActionCodec]] semantics. `add` and `remove` lines take a Jackson
- * streaming fast path that builds the case class directly; the fast path only accepts lines made
- * of the fields it models with their protocol types (no unknown field, no explicit null, no
- * duplicate key, integers in range). Anything else falls back to [[ActionCodec.parseLine]], so
- * the result (and every error, with file name and 1-based line number) is exactly the codec's.
+ * Every line goes through [[ActionCodec]] semantics. `add` and `remove` lines are first tried by
+ * [[FileActionLineParser]], which reads their bytes directly and only accepts lines made of the
+ * fields it models with their protocol types (no unknown field, no explicit null, no duplicate
+ * key, integers in range, valid UTF-8). Anything else goes to [[ActionCodec.parseLine]], so the
+ * result (and every error, with file name and 1-based line number) is exactly the codec's.
  *
  * Several files are read in parallel on a small shared pool ([[CommitReader.Parallelism]]
  * threads, default 2, system property `deltalog.commitReader.threads`); results are delivered in
@@ -72,12 +100,28 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
   // Same test as LogStore's local listing (Spark may install a subclass of LocalFileSystem).
   private val localFs: Boolean = fs.getUri.getScheme == "file"
 
-  /** Reads and parses one commit file. */
+  /** Reads and parses one commit file (every action an object). */
   def read(file: FileStatus): ParsedCommit = {
     val path = file.getPath
-    val version = CommitReader.versionOf(path)
-    ParsedCommit(version, file, readActions(path))
+    ParsedCommit(CommitReader.versionOf(path), file, readActions(path))
   }
+
+  /**
+   * Reads one commit for log replay: plain `add` lines stay column-wise in
+   * [[ParsedCommit.plainAdds]], with their reconciliation keys under `fileKeys` computed here (on
+   * the reading thread).
+   */
+  def readForReplay(file: FileStatus, fileKeys: FileKeys): ParsedCommit = {
+    val path = file.getPath
+    val bytes = readFile(path)
+    val rows = new PlainAddsBuilder(bytes, bytes.length / 256, fileKeys)
+    val entries = CommitReader.parseInto(bytes, bytes.length, path.toString, null, rows)
+    new ParsedCommit(CommitReader.versionOf(path), file, entries, rows.result())
+  }
+
+  /** [[readInOrder]] with [[readForReplay]]. */
+  def readInOrderForReplay(files: Seq[FileStatus], fileKeys: FileKeys)(consume: ParsedCommit => Unit): Unit =
+    readInOrderUntil(files, readForReplay(_, fileKeys)) { c => consume(c); true }
 
   /**
    * Like [[read]], but only the lines that can hold a `protocol` or `metaData` action (and, with
@@ -94,15 +138,18 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
   def readActions(path: Path): Array[Action] = readActions(path, null)
 
   private def readActions(path: Path, filter: CommitReader.LineFilter): Array[Action] = {
+    val bytes = readFile(path)
+    CommitReader.parseBytes(bytes, bytes.length, path.toString, filter)
+  }
+
+  private def readFile(path: Path): Array[Byte] = {
     onRead(path)
-    val name = path.toString
-    val bytes = try readBytes(path) catch {
+    try readBytes(path) catch {
       case e @ (_: java.io.FileNotFoundException | _: java.nio.file.NoSuchFileException) =>
-        throw new CorruptLogFileException(name, "the file disappeared while the log was read " +
+        throw new CorruptLogFileException(path.toString, "the file disappeared while the log was read " +
           "(concurrent cleanup?)", e)
-      case e: IOException => throw new CorruptLogFileException(name, s"read failed: ${e.getMessage}", e)
+      case e: IOException => throw new CorruptLogFileException(path.toString, s"read failed: ${e.getMessage}", e)
     }
-    CommitReader.parseBytes(bytes, bytes.length, name, filter)
   }
 
   /** The whole file (local files through NIO: no Hadoop stream or checksum file per commit). */
@@ -218,8 +265,6 @@ object CommitReader {
     case _ => -1L
   }
 
-  private val factory: JsonFactory = Action.mapper.getFactory
-
   /**
    * Which lines of a commit [[CommitReader.readProtocolAndMetadata]] parses: a line is skipped
    * only when its bytes prove it holds none of the wanted actions, i.e. it contains none of the
@@ -274,32 +319,62 @@ object CommitReader {
   }
 
   /**
-   * Parses the log lines in `bytes(0 until len)` in place; with a `filter`, lines it rules out
+   * Parses the log lines in `bytes(0 until len)` (only read); with a `filter`, lines it rules out
    * are skipped (line numbers still count them).
    */
-  def parseBytes(bytes: Array[Byte], len: Int, file: String, filter: LineFilter): Array[Action] = {
+  def parseBytes(bytes: Array[Byte], len: Int, file: String, filter: LineFilter): Array[Action] =
+    parseInto(bytes, len, file, filter, null)
+
+  /** `entries` with each null replaced by the next row of `plain` as an `AddFile`. */
+  private[log] def materialize(entries: Array[Action], plain: PlainAdds): Array[Action] = {
+    if (plain.length == 0) return entries
+    val out = new Array[Action](entries.length)
+    var row = 0
+    var i = 0
+    while (i < entries.length) {
+      val a = entries(i)
+      if (a != null) out(i) = a
+      else { out(i) = plain.toAddFile(row); row += 1 }
+      i += 1
+    }
+    out
+  }
+
+  /**
+   * The actions of the lines, in order. With `rows` (then `bytes` is overwritten, see
+   * [[FileActionLineParser]]) a plain `add` is a row of `rows` and a null entry.
+   */
+  private[log] def parseInto(bytes: Array[Byte], len: Int, file: String, filter: LineFilter,
+      rows: PlainAddsBuilder): Array[Action] = {
     if (filter != null) return parseCandidateLines(bytes, len, file, filter)
     val out = new java.util.ArrayList[Action](math.max(4, len / 300))
-    // Line ends found with String.indexOf on a Latin-1 view (a vectorised intrinsic).
-    val text = new String(bytes, 0, len, StandardCharsets.ISO_8859_1)
+    val parser = new FileActionLineParser(bytes, rows)
     var lineNo = 0
     var start = 0
     while (start < len) {
-      var end = text.indexOf('\n', start)
-      if (end < 0) end = len
       lineNo += 1
-      var l = end - start
-      if (l > 0 && bytes(start + l - 1) == '\r') l -= 1
-      val a = parseLine(bytes, start, l, file, lineNo)
-      if (a != null) out.add(a)
-      start = end + 1
+      val fast = parser.parse(start, len)
+      if (fast != null) {
+        out.add(if (fast eq FileActionLineParser.PlainAdd) null else fast.asInstanceOf[Action])
+        start = parser.lineEnd + 1
+      } else {
+        var end = start
+        while (end < len && bytes(end) != '\n') end += 1
+        var l = end - start
+        if (l > 0 && bytes(start + l - 1) == '\r') l -= 1
+        val a = parseWithCodec(bytes, start, l, file, lineNo)
+        if (a != null) out.add(a)
+        start = end + 1
+      }
     }
     out.toArray(new Array[Action](out.size))
   }
 
   private def parseCandidateLines(bytes: Array[Byte], len: Int, file: String, filter: LineFilter): Array[Action] = {
     val starts = filter.candidateLines(bytes, len)
+    if (starts.isEmpty) return Array.empty
     val out = new java.util.ArrayList[Action](starts.length)
+    val parser = new FileActionLineParser(bytes, null)
     var lineNo = 0
     var counted = 0 // line numbers: newlines in bytes(0 until counted) are counted in lineNo
     var k = 0
@@ -308,10 +383,14 @@ object CommitReader {
       while (counted < start) { if (bytes(counted) == '\n') lineNo += 1; counted += 1 }
       var end = start
       while (end < len && bytes(end) != '\n') end += 1
-      var l = end - start
-      if (l > 0 && bytes(start + l - 1) == '\r') l -= 1
-      val a = parseLine(bytes, start, l, file, lineNo + 1)
-      if (a != null) out.add(a)
+      val fast = parser.parse(start, end)
+      if (fast != null) out.add(fast.asInstanceOf[Action])
+      else {
+        var l = end - start
+        if (l > 0 && bytes(start + l - 1) == '\r') l -= 1
+        val a = parseWithCodec(bytes, start, l, file, lineNo + 1)
+        if (a != null) out.add(a)
+      }
       k += 1
     }
     out.toArray(new Array[Action](out.size))
@@ -319,12 +398,18 @@ object CommitReader {
 
   /** Parses one line held in `bytes(off until off+len)`; null for a blank line. */
   def parseLine(bytes: Array[Byte], off: Int, len: Int, file: String, lineNo: Int): Action = {
+    val parser = new FileActionLineParser(bytes, null)
+    val fast = parser.parse(off, off + len)
+    if (fast != null && parser.lineEnd == off + len) fast.asInstanceOf[Action]
+    else parseWithCodec(bytes, off, len, file, lineNo)
+  }
+
+  /** The line through [[ActionCodec]] (and [[recover]]); null for a blank line. */
+  private[log] def parseWithCodec(bytes: Array[Byte], off: Int, len: Int, file: String, lineNo: Int): Action = {
     var s = off
     val end = off + len
     while (s < end && (bytes(s) == ' ' || bytes(s) == '\t' || bytes(s) == '\r')) s += 1
     if (s == end) return null
-    val fast = fastParse(bytes, off, len)
-    if (fast != null) return fast
     val text = decodeUtf8(bytes, off, len, file, lineNo)
     try ActionCodec.parseLine(text, file, lineNo).orNull
     catch {
@@ -379,242 +464,4 @@ object CommitReader {
       case e: CharacterCodingException =>
         throw new CorruptLogFileException(file, s"line $lineNo is not valid UTF-8", e)
     }
-
-  // ---------------------------------------------------------------------------------------------
-  // Streaming fast path for add / remove. Returns null whenever the line is not a plain, valid
-  // add/remove made only of modelled fields; the caller then uses ActionCodec.
-
-  private final class Bail extends RuntimeException(null, null, false, false)
-  private val bail = new Bail
-
-  /** The add/remove on this line, or null (not add/remove, or anything unusual). */
-  def fastParse(bytes: Array[Byte], off: Int, len: Int): Action = {
-    val p = factory.createParser(bytes, off, len)
-    try {
-      if (p.nextToken() != JsonToken.START_OBJECT) return null
-      if (p.nextToken() != JsonToken.FIELD_NAME) return null
-      val kind = p.currentName() match {
-        case "add" => 1
-        case "remove" => 2
-        case _ => return null
-      }
-      if (p.nextToken() != JsonToken.START_OBJECT) return null
-      val action = if (kind == 1) readAdd(p, new RawInput(bytes, off, off + len)) else readRemove(p)
-      if (p.nextToken() != JsonToken.END_OBJECT) return null
-      if (p.nextToken() != null) return null
-      action
-    } catch {
-      case _: Bail => null
-      case _: JsonProcessingException => null
-      case _: IOException => null
-    } finally p.close()
-  }
-
-  private def str(p: JsonParser): String = if (p.nextToken() == JsonToken.VALUE_STRING) p.getText else throw bail
-
-  /**
-   * A long string value (stats JSON, full of escaped quotes), decoded straight from the input
-   * bytes instead of through Jackson's character buffers; Jackson then skips the token without
-   * decoding it. Falls back to `getText` for anything but plain ASCII with simple escapes.
-   */
-  private def rawStr(p: JsonParser, in: RawInput): String = {
-    if (p.nextToken() != JsonToken.VALUE_STRING) throw bail
-    val off = p.currentTokenLocation().getByteOffset // from the start of the parsed range
-    if (off >= 0 && off < in.end - in.off) {
-      val r = decodeAsciiString(in.bytes, in.off + off.toInt, in.end)
-      if (r != null) return r
-    }
-    p.getText
-  }
-
-  /** The line being parsed by [[fastParse]]: `bytes(off until end)`. */
-  private final class RawInput(val bytes: Array[Byte], val off: Int, val end: Int)
-
-  private val unescapeBuf = ThreadLocal.withInitial[Array[Byte]](() => new Array[Byte](1024))
-
-  /**
-   * The JSON string starting with the quote at `b(q)`, or null unless it is pure ASCII with only
-   * two-character escapes (the caller falls back to Jackson).
-   */
-  private def decodeAsciiString(b: Array[Byte], q: Int, end: Int): String = {
-    if (q >= end || b(q) != '"') return null
-    var buf = unescapeBuf.get()
-    var n = 0
-    var i = q + 1
-    while (i < end) {
-      val c = b(i)
-      if (c == '"') return new String(buf, 0, n, StandardCharsets.ISO_8859_1)
-      if (c < 0x20) return null // control character (invalid) or non-ASCII byte (negative)
-      var out = c
-      if (c == '\\') {
-        i += 1
-        if (i >= end) return null
-        out = b(i) match {
-          case '"' => '"'
-          case '\\' => '\\'
-          case '/' => '/'
-          case 'b' => '\b'
-          case 'f' => '\f'
-          case 'n' => '\n'
-          case 'r' => '\r'
-          case 't' => '\t'
-          case _ => return null // \u escapes and invalid ones: Jackson decides
-        }
-      }
-      if (n == buf.length) { buf = java.util.Arrays.copyOf(buf, n * 2); unescapeBuf.set(buf) }
-      buf(n) = out
-      n += 1
-      i += 1
-    }
-    null
-  }
-
-  private def lng(p: JsonParser): Long = {
-    if (p.nextToken() != JsonToken.VALUE_NUMBER_INT) throw bail
-    p.getNumberType match {
-      case JsonParser.NumberType.INT | JsonParser.NumberType.LONG => p.getLongValue
-      case _ => throw bail
-    }
-  }
-
-  private def int(p: JsonParser): Int = {
-    if (p.nextToken() != JsonToken.VALUE_NUMBER_INT) throw bail
-    if (p.getNumberType != JsonParser.NumberType.INT) throw bail
-    p.getIntValue
-  }
-
-  private def bool(p: JsonParser): Boolean = p.nextToken() match {
-    case JsonToken.VALUE_TRUE => true
-    case JsonToken.VALUE_FALSE => false
-    case _ => throw bail
-  }
-
-  private val EmptyMap: Map[String, String] = VectorMap.empty
-
-  private def map(p: JsonParser, allowNullValues: Boolean): Map[String, String] = {
-    if (p.nextToken() != JsonToken.START_OBJECT) throw bail
-    var t = p.nextToken()
-    if (t == JsonToken.END_OBJECT) return EmptyMap
-    val b = VectorMap.newBuilder[String, String]
-    var keys: java.util.HashSet[String] = null
-    var first: String = null
-    var count = 0
-    while (t == JsonToken.FIELD_NAME) {
-      val k = p.currentName()
-      count += 1
-      if (count == 2) { keys = new java.util.HashSet[String](); keys.add(first) }
-      if (count == 1) first = k
-      else if (!keys.add(k)) throw bail
-      p.nextToken() match {
-        case JsonToken.VALUE_STRING => b += k -> p.getText
-        case JsonToken.VALUE_NULL if allowNullValues => b += k -> null
-        case _ => throw bail
-      }
-      t = p.nextToken()
-    }
-    if (t != JsonToken.END_OBJECT) throw bail
-    b.result()
-  }
-
-  private def dv(p: JsonParser): DeletionVectorDescriptor = {
-    if (p.nextToken() != JsonToken.START_OBJECT) throw bail
-    var seen = 0
-    var storageType: String = null
-    var pathOrInline: String = null
-    var offset: Option[Int] = None
-    var sizeInBytes = 0
-    var cardinality = 0L
-    var maxRowIndex: Option[Long] = None
-    var t = p.nextToken()
-    while (t == JsonToken.FIELD_NAME) {
-      val bit = p.currentName() match {
-        case "storageType" => storageType = str(p); 1
-        case "pathOrInlineDv" => pathOrInline = str(p); 2
-        case "offset" => offset = Some(int(p)); 4
-        case "sizeInBytes" => sizeInBytes = int(p); 8
-        case "cardinality" => cardinality = lng(p); 16
-        case "maxRowIndex" => maxRowIndex = Some(lng(p)); 32
-        case _ => throw bail
-      }
-      if ((seen & bit) != 0) throw bail
-      seen |= bit
-      t = p.nextToken()
-    }
-    if (t != JsonToken.END_OBJECT || (seen & (1 | 2 | 8 | 16)) != (1 | 2 | 8 | 16)) throw bail
-    DeletionVectorDescriptor(storageType, pathOrInline, offset, sizeInBytes, cardinality, maxRowIndex)
-  }
-
-  private def readAdd(p: JsonParser, in: RawInput): AddFile = {
-    var seen = 0
-    var path: String = null
-    var pv: Map[String, String] = EmptyMap
-    var size = 0L
-    var mtime = 0L
-    var dataChange = true
-    var stats: Option[String] = None
-    var tags: Option[Map[String, String]] = None
-    var dvd: Option[DeletionVectorDescriptor] = None
-    var baseRowId: Option[Long] = None
-    var drcv: Option[Long] = None
-    var cp: Option[String] = None
-    var t = p.nextToken()
-    while (t == JsonToken.FIELD_NAME) {
-      val bit = p.currentName() match {
-        case "path" => path = str(p); 1
-        case "partitionValues" => pv = map(p, allowNullValues = true); 2
-        case "size" => size = lng(p); 4
-        case "modificationTime" => mtime = lng(p); 8
-        case "dataChange" => dataChange = bool(p); 16
-        case "stats" => stats = Some(rawStr(p, in)); 32
-        case "tags" => tags = Some(map(p, allowNullValues = false)); 64
-        case "deletionVector" => dvd = Some(dv(p)); 128
-        case "baseRowId" => baseRowId = Some(lng(p)); 256
-        case "defaultRowCommitVersion" => drcv = Some(lng(p)); 512
-        case "clusteringProvider" => cp = Some(str(p)); 1024
-        case _ => throw bail
-      }
-      if ((seen & bit) != 0) throw bail
-      seen |= bit
-      t = p.nextToken()
-    }
-    if (t != JsonToken.END_OBJECT || (seen & (1 | 4 | 8)) != (1 | 4 | 8)) throw bail
-    AddFile(path, pv, size, mtime, dataChange, stats, tags, dvd, baseRowId, drcv, cp)
-  }
-
-  private def readRemove(p: JsonParser): RemoveFile = {
-    var seen = 0
-    var path: String = null
-    var delTs: Option[Long] = None
-    var dataChange = true
-    var efm: Option[Boolean] = None
-    var pv: Option[Map[String, String]] = None
-    var size: Option[Long] = None
-    var stats: Option[String] = None
-    var tags: Option[Map[String, String]] = None
-    var dvd: Option[DeletionVectorDescriptor] = None
-    var baseRowId: Option[Long] = None
-    var drcv: Option[Long] = None
-    var t = p.nextToken()
-    while (t == JsonToken.FIELD_NAME) {
-      val bit = p.currentName() match {
-        case "path" => path = str(p); 1
-        case "deletionTimestamp" => delTs = Some(lng(p)); 2
-        case "dataChange" => dataChange = bool(p); 4
-        case "extendedFileMetadata" => efm = Some(bool(p)); 8
-        case "partitionValues" => pv = Some(map(p, allowNullValues = true)); 16
-        case "size" => size = Some(lng(p)); 32
-        case "stats" => stats = Some(str(p)); 64
-        case "tags" => tags = Some(map(p, allowNullValues = false)); 128
-        case "deletionVector" => dvd = Some(dv(p)); 256
-        case "baseRowId" => baseRowId = Some(lng(p)); 512
-        case "defaultRowCommitVersion" => drcv = Some(lng(p)); 1024
-        case _ => throw bail
-      }
-      if ((seen & bit) != 0) throw bail
-      seen |= bit
-      t = p.nextToken()
-    }
-    if (t != JsonToken.END_OBJECT || (seen & 1) == 0) throw bail
-    RemoveFile(path, delTs, dataChange, efm, pv, size, stats, tags, dvd, baseRowId, drcv)
-  }
 }

@@ -46,9 +46,9 @@ trait DistributedReplay {
  * into `seen`; a later-met (= older) file action of a seen key is dropped. Checkpoint rows are
  * reconciled already and are only checked against `seen` (no hashing when it is empty).
  */
-private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 1024) {
+private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 1024, expectedKeys: Int = 16) {
   private val SeenHashBits = 1 << 20
-  val seen = new java.util.HashSet[String]()
+  val seen = new FileKeySet(expectedKeys)
   val files = new FileChunkBuilder(expectedFiles)
   val tombstones = mutable.ArrayBuffer.empty[RemoveFile]
   var protocol: Protocol = _
@@ -80,18 +80,15 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
     if (commitsApplied == 0) newestCommitInfo = c.commitInfo
     commitsApplied += 1
     c.inCommitTimestamp.foreach(ts => inCommitTimestamps(c.version) = ts)
-    val actions = c.actions
-    var i = actions.length - 1
-    while (i >= 0) {
-      actions(i) match {
-        case a: AddFile =>
-          if (seen.add(fileKeys.key(a))) addFile(a)
-        case r: RemoveFile =>
-          if (seen.add(fileKeys.key(r))) addTombstone(r)
+    val plain = c.plainAdds
+    plain.warmKeys(seen)
+    c.foreachReverse(
+      row => if (plain.addKeyTo(seen, row, fileKeys)) plain.appendTo(files, row),
+      {
+        case a: AddFile => if (seen.add(fileKeys.key(a))) addFile(a)
+        case r: RemoveFile => if (seen.add(fileKeys.key(r))) addTombstone(r)
         case a => other(a)
-      }
-      i -= 1
-    }
+      })
   }
 
   /** Sink for the checkpoint's actions (call after every commit was applied). */
@@ -101,7 +98,7 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
     // checkpoint path, whose key is the path itself, is decoded and looked up only on a hit.
     private val seenHashes: java.util.BitSet = if (!check) null else {
       val b = new java.util.BitSet(SeenHashBits)
-      seen.forEach(k => b.set(k.hashCode & (SeenHashBits - 1)))
+      seen.iterator.foreach(k => b.set(k.hashCode & (SeenHashBits - 1)))
       b
     }
     private def maybeSeen(r: PlainAddRow): Boolean = {
@@ -156,8 +153,10 @@ final class LogReplay(
       case _ =>
     }
     val expected = segment.checkpoint.map(c => (c.files.map(_.getLen).sum / 64).toInt).getOrElse(0)
-    val r = new ReverseReplay(fileKeys, math.max(1024, math.min(expected, 1 << 22)))
-    commitReader.readInOrder(segment.deltas.reverse)(r.applyCommit)
+    // JSON commits: a file action line takes a few hundred bytes
+    val commitKeys = math.min(segment.deltas.iterator.map(_.getLen).sum / 300, 1L << 22).toInt
+    val r = new ReverseReplay(fileKeys, math.max(1024, math.min(expected + commitKeys, 1 << 22)), commitKeys)
+    commitReader.readInOrderForReplay(segment.deltas.reverse, fileKeys)(r.applyCommit)
     segment.checkpoint.foreach { cp =>
       checkpoints.read(conf, cp, r.checkpointSink, skipRemoves = false)
     }
@@ -180,14 +179,14 @@ final class LogReplay(
   def update(base: SnapshotState, newCommits: Seq[FileStatus]): SnapshotState = {
     if (newCommits.isEmpty) return base
     val r = new ReverseReplay(fileKeys)
-    commitReader.readInOrder(newCommits.reverse)(r.applyCommit)
+    commitReader.readInOrderForReplay(newCommits.reverse, fileKeys)(r.applyCommit)
     val newVersion = CommitReader.versionOf(newCommits.last.getPath)
 
     val keys = base.fileKeys
     var deleted = base.deleted
     if (!r.seen.isEmpty) {
       val cloned = Array.fill(base.chunks.size)(false)
-      val it = r.seen.iterator()
+      val it = r.seen.iterator
       while (it.hasNext) {
         val key = it.next()
         var ci = base.chunks.size - 1

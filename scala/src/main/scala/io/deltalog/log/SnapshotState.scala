@@ -78,6 +78,16 @@ final class FileChunk private[log] (
     clusteringProvider = if (clusteringProviders == null) None else Option(clusteringProviders(i)),
     extra = if (extras == null || extras(i) == null) ExtraFields.empty else extras(i))
 
+  private val memo = new java.util.concurrent.ConcurrentHashMap[AnyRef, AnyRef]()
+
+  /**
+   * A value derived from this chunk (e.g. its stats as columns), computed once per `key` and kept
+   * with the chunk: it is dropped together with the chunk, unlike an outside cache keyed by the
+   * chunk whose value refers back to it.
+   */
+  def memoized[T <: AnyRef](key: AnyRef)(compute: => T): T =
+    memo.computeIfAbsent(key, _ => compute).asInstanceOf[T]
+
   @volatile private var index: Array[Int] = _
   @volatile private var indexKeys: FileKeys = _
 
@@ -127,11 +137,11 @@ object FileChunk {
 final class FileChunkBuilder(initialCapacity: Int = 1024) {
   private var cap = math.max(initialCapacity, 16)
   private var n = 0
-  private val paths = new Utf8ColumnBuilder(96)
+  private val paths = new Utf8ColumnBuilder(96, initialCapacity)
   private var partitionValues = new Array[Map[String, String]](cap)
   private var sizes = new Array[Long](cap)
   private var mtimes = new Array[Long](cap)
-  private val stats = new Utf8ColumnBuilder(256)
+  private val stats = new Utf8ColumnBuilder(256, initialCapacity)
   private var tags: Array[Map[String, String]] = _
   private var dvs: Array[DeletionVectorDescriptor] = _
   private var baseRowIds: Array[Long] = _

@@ -74,7 +74,7 @@ object Utf8Column {
 }
 
 /** Appends strings or raw UTF-8 bytes to a [[Utf8Column]] (single-threaded). */
-final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64) {
+final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64, expectedRows: Int = 1024) {
   import Utf8Column._
 
   private val segData = scala.collection.mutable.ArrayBuffer.empty[Array[Byte]]
@@ -84,6 +84,8 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64) {
   private var pos = 0 // bytes used in `data`
   private var r = 0 // rows in the current segment
   private var n = 0
+  // The first segment is sized for the expected rows, so growing it rarely copies.
+  private val firstRows = math.max(16, math.min(expectedRows, SegmentRows))
 
   def size: Int = n
 
@@ -96,9 +98,9 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64) {
   private def newSegment(): Unit = {
     val initial =
       if (data != null) { val used = pos; closeSegment(); used.toLong + used / 16 + 64 }
-      else expectedBytesPerRow.toLong * 1024
+      else expectedBytesPerRow.toLong * firstRows
     data = new Array[Byte](math.max(1024L, math.min(initial, Int.MaxValue / 4)).toInt)
-    offsets = new Array[Int](if (segData.isEmpty) 1024 + 1 else SegmentRows + 1)
+    offsets = new Array[Int](if (segData.isEmpty) firstRows + 1 else SegmentRows + 1)
     pos = 0
     r = 0
   }

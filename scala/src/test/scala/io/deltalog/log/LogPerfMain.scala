@@ -13,10 +13,11 @@ import org.apache.hadoop.conf.Configuration
  * }}}
  *
  * Modes: `s1`, `s2`, `s3`, `s4`, `arrow` (the benchmark cases); `s3x`, `s3json`, `s3parts`,
- * `pmonly`, `pmck` (pieces of the metadata-only open); `s2open`, `s2list`, `s2pm` (pieces of a
- * JSON-only open); `s1m` (1M checkpoint load only); `digest` (SHA-256 of the loaded live files in
- * state order, to compare two builds). Each line prints the median and minimum wall time and the
- * median process CPU time (all threads, GC included) of `runs` runs after two warm-ups.
+ * `pmonly`, `pmck` (pieces of the metadata-only open); `s2open`, `s2list`, `s2pm`, `s2state` (replay only; `s2astate` table (a) only),
+ * `s2parse` (commit parsing only) (pieces of a JSON-only open); `s1m` (1M checkpoint load only); `keyset` (FileKeySet lookups vs a HashSet); `digest` (SHA-256 of the loaded live files in
+ * state order, to compare two builds). Each line prints the median and minimum wall time, the
+ * median process CPU time (all threads, GC included), the median and minimum CPU time of the Java
+ * threads (GC excluded, finer grained) and the median GC time of `runs` runs after two warm-ups.
  */
 object LogPerfMain {
   private def time[T](f: => T): (T, Double) = {
@@ -30,17 +31,27 @@ object LogPerfMain {
   private val os = java.lang.management.ManagementFactory.getOperatingSystemMXBean
     .asInstanceOf[com.sun.management.OperatingSystemMXBean]
 
+  private val threads = java.lang.management.ManagementFactory.getThreadMXBean
+  private val gcs = java.lang.management.ManagementFactory.getGarbageCollectorMXBeans
+
+  /** CPU time of all live Java threads (ns; GC and JIT threads excluded). */
+  private def javaThreadsCpu(): Long = threads.getAllThreadIds.map(threads.getThreadCpuTime).filter(_ > 0).sum
+  private def gcMillis(): Long = { var t = 0L; gcs.forEach(g => t += math.max(0L, g.getCollectionTime)); t }
+
   private def bench(label: String, runs: Int)(f: => Any): Unit = {
     f // warm-up
     f
     val ts = (1 to runs).map { _ =>
       System.gc()
       val c0 = os.getProcessCpuTime
+      val j0 = javaThreadsCpu()
+      val g0 = gcMillis()
       val w = time(f)._2
-      (w, (os.getProcessCpuTime - c0) / 1e6)
+      (w, (os.getProcessCpuTime - c0) / 1e6, (javaThreadsCpu() - j0) / 1e6, (gcMillis() - g0).toDouble)
     }
     val wall = ts.map(_._1)
-    println(f"$label%-40s median ${median(wall)}%8.1f ms  min ${wall.min}%8.1f ms  cpu ${median(ts.map(_._2))}%8.1f ms")
+    println(f"$label%-40s median ${median(wall)}%8.1f ms  min ${wall.min}%8.1f ms  cpu ${median(ts.map(_._2))}%8.1f ms" +
+      f"  java-threads cpu ${median(ts.map(_._3))}%7.1f ms (min ${ts.map(_._3).min}%7.1f)  gc ${median(ts.map(_._4))}%6.1f ms")
   }
 
   def main(args: Array[String]): Unit = {
@@ -64,6 +75,24 @@ object LogPerfMain {
       bench("S2a P&M scan", runs) { dl.replay.protocolAndMetadata(s.logSegment) }
       bench("S2a state", runs) { dl.replay.load(s.logSegment) }
     }
+    if (what("s2state") || what("s2astate")) {
+      for (n <- Seq("json-c1000-n10000-g1", "json-c1000-n100000-g1") if what("s2state") || n.contains("n10000-")) {
+        val s = open(t(n))
+        val dl = s.deltaLog
+        bench(s"S2 state $n", runs) { dl.replay.load(s.logSegment).numFiles }
+      }
+    }
+    if (what("s2parse")) {
+      for (n <- Seq("json-c1000-n10000-g1", "json-c1000-n100000-g1")) {
+        val s = open(t(n))
+        val reader = new CommitReader(s.deltaLog.fs)
+        bench(s"S2 parse only $n", runs) {
+          var k = 0L
+          reader.readInOrder(s.logSegment.deltas.reverse)(c => k += c.actions.length)
+          k
+        }
+      }
+    }
     if (what("s2list")) {
       val n = "json-c1000-n10000-g1"
       val s = open(t(n))
@@ -71,16 +100,35 @@ object LogPerfMain {
       bench("S2a listing", runs) { LogSegmentBuilder.build(dl.fs, dl.logPath, t(n), None, None) }
     }
     if (what("s2pm")) {
-      val n = "json-c1000-n10000-g1"
-      val s = open(t(n))
-      val dl = s.deltaLog
-      bench("S2a P&M scan", runs) { dl.replay.protocolAndMetadata(s.logSegment) }
+      for (n <- Seq("json-c1000-n10000-g1", "json-c1000-n100000-g1")) {
+        val s = open(t(n))
+        val dl = s.deltaLog
+        bench(s"S2 P&M scan $n", runs) { dl.replay.protocolAndMetadata(s.logSegment) }
+      }
+    }
+    if (what("keyset")) {
+      // checkpoint rows checked against the keys of a few newer commits: fresh path strings each time
+      val paths = (0 until 1000000).map(i => f"part-$i%08d-2869f218-27a8-4ce8-bfd8-ffa2deb5c178.c000.snappy.parquet"
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8))
+      val hs = new java.util.HashSet[String]()
+      val ks = new FileKeySet()
+      (0 until 1000).foreach { i => val p = new String(paths(i * 997), "UTF-8"); hs.add(p); ks.add(p) }
+      bench("1M contains: HashSet[String]", runs) {
+        var n = 0; paths.foreach(b => if (hs.contains(new String(b, "UTF-8"))) n += 1); n
+      }
+      bench("1M contains: FileKeySet(String)", runs) {
+        var n = 0; paths.foreach(b => if (ks.contains(new String(b, "UTF-8"))) n += 1); n
+      }
+      bench("1M contains: FileKeySet(bytes)", runs) {
+        var n = 0; paths.foreach(b => if (ks.contains(b, 0, b.length, FileKeySet.hash(b, 0, b.length))) n += 1); n
+      }
     }
     if (what("s1m")) {
       for (n <- Seq("ckpt-c100-n1000000-g1-after0")) bench(s"S1 $n", runs) { open(t(n)).state.numFiles }
     }
     if (what("digest")) {
-      for (n <- Seq("ckpt-c1000-n100000-g1-after0", "ckpt-c100-n1000000-g1-after10", "ckpt-c100-n10000-p-g1-after10")) {
+      for (n <- Seq("ckpt-c1000-n100000-g1-after0", "ckpt-c100-n1000000-g1-after10", "ckpt-c100-n10000-p-g1-after10",
+          "json-c1000-n10000-g1", "json-c1000-n100000-g1", "json-c300-n20000-p-g1")) {
         val st = open(t(n)).state
         val md = java.security.MessageDigest.getInstance("SHA-256")
         st.iterator.foreach(a => md.update(a.json.getBytes("UTF-8")))
