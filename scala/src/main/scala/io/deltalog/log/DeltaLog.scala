@@ -16,12 +16,19 @@ import io.deltalog.protocol.Protocol
  * Entry point for one table: snapshots (latest, by version, by timestamp), incremental update,
  * metadata-only reads and checkpoints.
  *
- * Incremental update ([[update]]): the log is listed from the cached snapshot's version + 1.
- * Nothing new ⇒ the cached snapshot is returned. Otherwise the new commits are applied on top of
- * the cached state (even when a newer checkpoint appeared meanwhile — the commits since the
- * cached version are fewer than a checkpoint's rows): unchanged file chunks are shared and the
- * checkpoint is not read again. When the new commits do not continue the cached version (log
- * cleaned up or table re-created) the snapshot is rebuilt from scratch.
+ * Incremental update ([[update]]): the new commits are applied on top of the cached state (even
+ * when a newer checkpoint appeared meanwhile — the commits since the cached version are fewer than
+ * a checkpoint's rows): unchanged file chunks are shared and the checkpoint is not read again.
+ * Nothing new ⇒ the cached snapshot is returned. When the log no longer continues the cached
+ * version (log cleaned up, table deleted and re-created) the snapshot is rebuilt from scratch.
+ *
+ * Finding the new commits costs no listing in the common case: when the commit file of the cached
+ * version is still the one seen when the snapshot was built (same length, modification time and,
+ * locally, file key: see [[LogStore.FileState]]), the next versions' commit files are looked up
+ * one by one until one is missing. Commits are written put-if-absent in version order and log
+ * cleanup only deletes the oldest files, so no newer commit can exist after the first missing
+ * one. In every other case (no recorded commit file, a changed or deleted one, many new commits)
+ * the log is listed from the cached version + 1 as before.
  *
  * @param tablePath qualified table path
  */
@@ -50,7 +57,18 @@ final class DeltaLog private[log] (
   })
   private[log] val replay = new LogReplay(fs, hadoopConf, tablePath.toString, commitReader, checkpointSource)
 
+  private val store = LogStore(fs)
+
+  /**
+   * Number of times [[update]] had to list the log because the lookup of the commit files could
+   * not settle what changed (tests, diagnostics).
+   */
+  val updateListings = new AtomicLong()
+
   @volatile private var current: Snapshot = _
+
+  /** The commit file of `current`'s version as it was when `current` was built; null when unknown. */
+  @volatile private var currentCommit: DeltaLog.CommitFile = _
 
   /** The latest snapshot (cached; call [[update]] to see new commits). */
   def snapshot(): Snapshot = {
@@ -64,19 +82,57 @@ final class DeltaLog private[log] (
   /** Brings the cached snapshot up to date with the log (see the class comment). */
   def update(): Snapshot = synchronized {
     val cached = current
-    val next =
-      if (cached == null) createSnapshot(None)
+    val (next, commit) =
+      if (cached == null) createLatest()
       else {
-        val newCommits = LogSegmentBuilder.listCommits(fs, logPath, cached.version + 1)
-        if (newCommits.isEmpty) cached
-        else if (!contiguousFrom(newCommits, cached.version + 1)) {
-          log.info(s"Table $tablePath: new commits do not continue version ${cached.version}; rebuilding")
-          createSnapshot(None)
-        } else incremental(cached, newCommits)
+        val known = currentCommit
+        val unchanged = known != null && known.version == cached.version &&
+          store.fileState(known.path).contains(known.state)
+        if (unchanged) {
+          lookUpCommitsAfter(cached.version) match {
+            case Some(Seq()) => (cached, known)
+            case Some(newCommits) => (incremental(cached, newCommits), commitFile(newCommits.last))
+            case None => listedUpdate(cached, known)
+          }
+        } else if (known != null && known.version == cached.version) {
+          log.info(s"Table $tablePath: the commit file of version ${cached.version} was replaced or " +
+            "deleted; rebuilding")
+          createLatest()
+        } else listedUpdate(cached, known)
       }
     next.protocol // metadata-only path: fail early on missing / unreadable protocol
     current = next
+    currentCommit = commit
     next
+  }
+
+  /** [[update]] from a listing of the log after `cached`'s version. */
+  private def listedUpdate(cached: Snapshot, known: DeltaLog.CommitFile): (Snapshot, DeltaLog.CommitFile) = {
+    updateListings.incrementAndGet()
+    val newCommits = LogSegmentBuilder.listCommits(fs, logPath, cached.version + 1)
+    if (newCommits.isEmpty) (cached, known)
+    else if (!contiguousFrom(newCommits, cached.version + 1)) {
+      log.info(s"Table $tablePath: new commits do not continue version ${cached.version}; rebuilding")
+      createLatest()
+    } else (incremental(cached, newCommits), commitFile(newCommits.last))
+  }
+
+  /** The commits after `version` ([[LogSegmentBuilder.lookUpCommits]]); None: list the log instead. */
+  private def lookUpCommitsAfter(version: Long): Option[Seq[FileStatus]] =
+    LogSegmentBuilder.lookUpCommits(fs, logPath, version + 1, MaxLookedUpCommits)
+
+  /**
+   * The [[DeltaLog.CommitFile]] of a listed or looked-up commit file, when its current state is
+   * still what the listing saw and it has the standard (zero-padded) name; otherwise null.
+   */
+  private def commitFile(listed: FileStatus): DeltaLog.CommitFile = {
+    val version = FileNames.deltaVersion(listed)
+    if (listed.getPath.getName != LogStore.commitFileName(version)) null
+    else store.fileState(listed.getPath) match {
+      case Some(st) if st.length == listed.getLen && st.modificationTime == listed.getModificationTime =>
+        DeltaLog.CommitFile(version, listed.getPath, st)
+      case _ => null
+    }
   }
 
   private def contiguousFrom(commits: Seq[FileStatus], from: Long): Boolean =
@@ -94,17 +150,34 @@ final class DeltaLog private[log] (
     }
     val stateLoader = () =>
       if (base.isStateLoaded) replay.update(base.state, newCommits)
-      else replay.load(newSegment)
+      else if (oldestFileRemains(newSegment)) replay.load(newSegment)
+      else {
+        // log cleanup removed the base segment's oldest files: a newer checkpoint has the version
+        replay.load(LogSegmentBuilder.build(fs, logPath, tablePath.toString, Some(newSegment.version),
+          LastCheckpointInfo.read(fs, logPath)))
+      }
     new Snapshot(this, newSegment, None, checksum, pmLoader, stateLoader)
   }
 
-  private def createSnapshot(version: Option[Long]): Snapshot = {
+  /** True when the oldest file of `segment` exists (log cleanup deletes the oldest files first). */
+  private def oldestFileRemains(segment: LogSegment): Boolean =
+    segment.checkpoint.map(_.files.head).orElse(segment.deltas.headOption).forall(f => fs.exists(f.getPath))
+
+  private def createSnapshot(version: Option[Long]): Snapshot = createSnapshotWithCommit(version)._1
+
+  /** The latest snapshot built from scratch, with its version's commit file. */
+  private def createLatest(): (Snapshot, DeltaLog.CommitFile) = {
+    val (s, commit) = createSnapshotWithCommit(None)
+    (s, commit.map(commitFile).orNull)
+  }
+
+  private def createSnapshotWithCommit(version: Option[Long]): (Snapshot, Option[FileStatus]) = {
     if (!fs.exists(logPath)) {
       throw new TableNotFoundException(tablePath.toString, s"there is no $logPath directory")
     }
     val hint = LastCheckpointInfo.read(fs, logPath)
-    val segment = LogSegmentBuilder.build(fs, logPath, tablePath.toString, version, hint)
-    snapshotFor(segment)
+    val (segment, commit) = LogSegmentBuilder.buildWithCommit(fs, logPath, tablePath.toString, version, hint)
+    (snapshotFor(segment), commit)
   }
 
   private[log] def snapshotFor(segment: LogSegment): Snapshot = {
@@ -205,7 +278,7 @@ final class DeltaLog private[log] (
   }
 
   /** Forgets the cached snapshot. */
-  def invalidate(): Unit = synchronized { current = null }
+  def invalidate(): Unit = synchronized { current = null; currentCommit = null }
 
   override def toString: String = s"DeltaLog($tablePath)"
 }
@@ -220,6 +293,12 @@ object DeltaLog {
 
   /** How many commit file names [[DeltaLog.recentCommitReads]] keeps. */
   val MaxRecordedReads = 1000
+
+  /** New commits [[DeltaLog.update]] looks up one by one before it lists the log instead. */
+  val MaxLookedUpCommits = 16
+
+  /** The commit file of a cached snapshot's version and its state when the snapshot was built. */
+  private final case class CommitFile(version: Long, path: Path, state: LogStore.FileState)
   private val cache = new java.util.LinkedHashMap[String, DeltaLog](16, 0.75f, true) {
     override def removeEldestEntry(e: java.util.Map.Entry[String, DeltaLog]): Boolean = size() > MaxCached
   }
@@ -230,7 +309,7 @@ object DeltaLog {
    * `conf` object.
    */
   def forTable(path: String, conf: Configuration): DeltaLog = {
-    val qualified = qualify(path, conf)
+    val qualified = qualifyAbsolute(path, conf)
     cache.synchronized {
       val hit = cache.get(qualified.toString)
       if (hit != null && (hit.hadoopConf eq conf)) hit
@@ -247,7 +326,33 @@ object DeltaLog {
     new DeltaLog(qualify(path, conf), conf, checkpoints)
 
   /** Empties the cache. */
-  def clearCache(): Unit = cache.synchronized(cache.clear())
+  def clearCache(): Unit = cache.synchronized { cache.clear(); qualified.clear() }
+
+  /** A path qualified under a configuration whose default file system was `defaultFs`. */
+  private final case class Qualified(conf: Configuration, defaultFs: String, path: Path)
+
+  /** Recently qualified absolute paths (reads qualify the same path again and again). */
+  private val qualified = new java.util.concurrent.ConcurrentHashMap[String, Qualified]()
+
+  private val AbsolutePath = java.util.regex.Pattern.compile("/|[a-zA-Z][a-zA-Z0-9+.-]*:/")
+
+  /**
+   * [[qualify]], remembered for absolute paths (a leading `/` or a scheme): they qualify the same
+   * way under the same configuration object while its default file system stays. Relative paths
+   * depend on the working directory and are always qualified again.
+   */
+  private def qualifyAbsolute(path: String, conf: Configuration): Path = {
+    if (!AbsolutePath.matcher(path).lookingAt()) return qualify(path, conf)
+    val defaultFs = conf.get(FileSystem.FS_DEFAULT_NAME_KEY)
+    val hit = qualified.get(path)
+    if (hit != null && (hit.conf eq conf) && hit.defaultFs == defaultFs) hit.path
+    else {
+      val q = qualify(path, conf)
+      if (qualified.size >= MaxCached * 4) qualified.clear()
+      qualified.put(path, Qualified(conf, defaultFs, q))
+      q
+    }
+  }
 
   /** Qualified path of `path` (trailing slashes dropped). */
   def qualify(path: String, conf: Configuration): Path = {

@@ -61,7 +61,20 @@ object LogSegmentBuilder {
       logPath: Path,
       tablePath: String,
       targetVersion: Option[Long],
-      hint: Option[LastCheckpointInfo]): LogSegment = {
+      hint: Option[LastCheckpointInfo]): LogSegment =
+    buildWithCommit(fs, logPath, tablePath, targetVersion, hint)._1
+
+  /**
+   * As [[build]], plus the listed commit file of the segment's version (None when that version
+   * has no commit file left, only a checkpoint): what [[DeltaLog.update]] checks later to see
+   * whether the log changed, without listing it.
+   */
+  def buildWithCommit(
+      fs: FileSystem,
+      logPath: Path,
+      tablePath: String,
+      targetVersion: Option[Long],
+      hint: Option[LastCheckpointInfo]): (LogSegment, Option[FileStatus]) = {
     val store = LogStore(fs)
     val startFrom = hint match {
       case Some(h) if targetVersion.forall(_ >= h.version) => h.version
@@ -105,7 +118,8 @@ object LogSegmentBuilder {
 
     val lastCommitTimestamp = deltas.lastOption.map(_._2.getModificationTime)
       .getOrElse(checkpoint.get.files.map(_.getModificationTime).max)
-    LogSegment(logPath, target, deltas.map(_._2), checkpoint, lastCommitTimestamp)
+    val targetCommit = listing.commits.reverseIterator.find(_._1 == target).map(_._2)
+    (LogSegment(logPath, target, deltas.map(_._2), checkpoint, lastCommitTimestamp), targetCommit)
   }
 
   /** Overload taking the log path's parent as the table path for messages. */
@@ -128,6 +142,25 @@ object LogSegmentBuilder {
 
   def listVersions(fs: FileSystem, logPath: Path): VersionRange =
     listVersions(fs, logPath, tablePathOf(logPath))
+
+  /**
+   * The commit files of `fromVersion`, `fromVersion + 1`, ... up to the first missing version,
+   * each found by one lookup instead of a listing of the log; None when there are more than `max`
+   * (a listing is cheaper then). Only zero-padded names are looked up. For callers that need the
+   * versions right after one they know exists: a commit is only written after its predecessor and
+   * cleanup deletes the oldest files, so no newer commit exists after the first missing one.
+   */
+  def lookUpCommits(fs: FileSystem, logPath: Path, fromVersion: Long, max: Int): Option[Seq[FileStatus]] = {
+    val store = LogStore(fs)
+    val found = mutable.ArrayBuffer.empty[FileStatus]
+    while (found.size < max) {
+      store.statusOf(logPath, LogStore.commitFileName(fromVersion + found.size)) match {
+        case Some(st) => found += st
+        case None => return Some(found.toSeq)
+      }
+    }
+    None
+  }
 
   /** All commit files from `fromVersion`, in version order (for commit timestamps / history). */
   def listCommits(fs: FileSystem, logPath: Path, fromVersion: Long = 0L): Seq[FileStatus] =

@@ -43,7 +43,7 @@ final class LogStore(underlying: FileSystem) {
     listFromName(logPath, FileNames.listingPrefix(logPath, fromVersion).getName)
 
   /** As [[listFrom]] with an explicit start name (inclusive). */
-  def listFromName(dir: Path, startName: String): Iterator[FileStatus] = localDir(dir) match {
+  def listFromName(dir: Path, startName: String): Iterator[FileStatus] = localFile(dir) match {
     case Some(local) =>
       // Local file system: read the directory's names only and stat just the entries at or
       // after `startName` — Hadoop's listStatus stats every file, which made each commit's
@@ -60,17 +60,23 @@ final class LogStore(underlying: FileSystem) {
         .iterator
   }
 
-  private def localDir(dir: Path): Option[java.io.File] =
-    if (fs.getUri.getScheme == "file") Some(new java.io.File(dir.toUri.getPath)) else None
+  /** The local file (or directory) of `path`; None on other file systems. */
+  private def localFile(path: Path): Option[java.io.File] =
+    if (fs.getUri.getScheme == "file") Some(new java.io.File(path.toUri.getPath)) else None
 
   /** One stat of a local file, as a Hadoop FileStatus; None for directories or a file that vanished. */
-  private def localStatus(dir: Path, local: java.io.File, name: String): Option[FileStatus] = {
+  private def localStatus(dir: Path, local: java.io.File, name: String): Option[FileStatus] =
+    localStatusAt(new java.io.File(local, name), LogStore.child(dir, name))
+
+  /** [[localStatus]] of the local file `file`, known to Hadoop as `path` (built only when found). */
+  private def localStatusAt(file: java.io.File, path: => Path): Option[FileStatus] = {
     try {
-      val attrs = java.nio.file.Files.readAttributes(new java.io.File(local, name).toPath,
-        classOf[java.nio.file.attribute.BasicFileAttributes])
+      val attrs = java.nio.file.Files.readAttributes(file.toPath, classOf[java.nio.file.attribute.BasicFileAttributes])
       if (attrs.isDirectory) None
-      else Some(new FileStatus(attrs.size(), false, 1, fs.getDefaultBlockSize(dir),
-        attrs.lastModifiedTime().toMillis, LogStore.child(dir, name)))
+      else {
+        val p = path
+        Some(new FileStatus(attrs.size(), false, 1, fs.getDefaultBlockSize(p), attrs.lastModifiedTime().toMillis, p))
+      }
     } catch {
       case _: java.nio.file.NoSuchFileException => None
     }
@@ -85,6 +91,38 @@ final class LogStore(underlying: FileSystem) {
   def exists(path: Path): Boolean = fs.exists(path)
 
   def getFileStatus(path: Path): FileStatus = fs.getFileStatus(path)
+
+  /**
+   * The status of the file `name` in `dir` from one lookup (no listing); None when there is no
+   * such file. On the local file system a missing file costs one `stat`, no exception and no
+   * Hadoop path.
+   */
+  def statusOf(dir: Path, name: String): Option[FileStatus] = localFile(dir) match {
+    case Some(d) =>
+      val f = new java.io.File(d, name)
+      if (!f.isFile) None else localStatusAt(f, LogStore.child(dir, name))
+    case None =>
+      try Some(fs.getFileStatus(LogStore.child(dir, name))).filter(!_.isDirectory)
+      catch { case _: FileNotFoundException => None }
+  }
+
+  /**
+   * What identifies the current content of the file `path` without reading it (see
+   * [[LogStore.FileState]]); None when there is no such file.
+   */
+  def fileState(path: Path): Option[LogStore.FileState] = localFile(path) match {
+    case Some(f) =>
+      try {
+        val a = Files.readAttributes(f.toPath, classOf[java.nio.file.attribute.BasicFileAttributes])
+        if (a.isDirectory) None
+        else Some(LogStore.FileState(a.size(), a.lastModifiedTime().toMillis, a.lastModifiedTime(), a.fileKey()))
+      } catch { case _: java.nio.file.NoSuchFileException => None }
+    case None =>
+      try {
+        val st = fs.getFileStatus(path)
+        if (st.isDirectory) None else Some(LogStore.FileState(st.getLen, st.getModificationTime, null, null))
+      } catch { case _: FileNotFoundException => None }
+  }
 
   /**
    * The lines of a UTF-8 text file, lazily. A final line without a newline is returned; `\r\n`
@@ -291,6 +329,14 @@ final class LogStore(underlying: FileSystem) {
 object LogStore {
   def apply(fs: FileSystem): LogStore = new LogStore(fs)
 
+  /**
+   * Length and modification time of a file, plus (local file system) the full-precision time and
+   * the file key (device and inode), which change when a file is deleted and written again.
+   *
+   * @param modificationTime milliseconds, as in a listing's `FileStatus`
+   */
+  final case class FileState(length: Long, modificationTime: Long, preciseTime: AnyRef, key: AnyRef)
+
   private def plainName(name: String): Boolean = {
     var i = 0
     while (i < name.length) {
@@ -312,6 +358,19 @@ object LogStore {
     if (!plainName(name) || u.getQuery != null || u.getFragment != null || u.getPath == null ||
       u.getPath.isEmpty || u.getPath.endsWith("/")) new Path(dir, name)
     else new Path(java.net.URI.create(u.toString + "/" + name))
+  }
+
+  /**
+   * The name of commit `version`, `<version zero-padded to 20 digits>.json` — the name
+   * [[FileNames.deltaFile]] gives — built without `String.format` (looked up on every update).
+   */
+  private[log] def commitFileName(version: Long): String = {
+    require(version >= 0, s"version must be non-negative, got $version")
+    val digits = java.lang.Long.toString(version)
+    val b = new java.lang.StringBuilder(25)
+    var i = digits.length
+    while (i < 20) { b.append('0'); i += 1 }
+    b.append(digits).append(".json").toString
   }
 
   /** A commit file written under a temp name, waiting for a free version (see `LogStore.stage`). */

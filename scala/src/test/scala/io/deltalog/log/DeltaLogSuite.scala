@@ -101,6 +101,176 @@ class DeltaLogSuite {
     assertEquals(6L, log2.update().numFiles)
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // update(): freshness without listing, and every case where the log changed under the cache
+
+  private def files(s: Snapshot): Set[String] = s.allFiles.map(_.path).toSet
+
+  /** `log.update()` equals a fresh load of the table (version and live files). */
+  private def assertFresh(t: java.nio.file.Path, log: DeltaLog): Snapshot = {
+    val s = log.update()
+    val fresh = DeltaLog.uncached(t.toString, conf).snapshot()
+    assertEquals(fresh.version, s.version)
+    assertEquals(files(fresh), files(s))
+    s
+  }
+
+  private def recreateLog(t: java.nio.file.Path): Unit = {
+    deleteRecursively(logDir(t))
+    Files.createDirectories(logDir(t))
+  }
+
+  @Test def commitFileNamesAsFileNamesWritesThem(): Unit = {
+    val log = new org.apache.hadoop.fs.Path("/t/_delta_log")
+    for (v <- Seq(0L, 7L, 999L, 1234567890123L, Long.MaxValue)) {
+      assertEquals(FileNames.deltaFile(log, v).getName, LogStore.commitFileName(v))
+    }
+    assertThrows(classOf[IllegalArgumentException], () => { LogStore.commitFileName(-1L); () })
+  }
+
+  @Test def updateWithoutChangesDoesNotList(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a")))
+    writeCommit(t, 1, Seq(add("b")))
+    val log = DeltaLog.uncached(t.toString, conf)
+    val s = log.update()
+    val listings = log.updateListings.get()
+    for (_ <- 1 to 3) assertSame(s, log.update())
+    assertEquals(listings, log.updateListings.get(), "unchanged log: two lookups, no listing")
+
+    // latest version is a checkpoint with no commit after it: same shortcut
+    val forCp = new InMemoryLogReplay(None, None)
+    forCp.append(0, Seq(protocol12, meta(), add("a")).iterator)
+    forCp.append(1, Seq(add("b")).iterator)
+    writeJsonCheckpoint(t, 1, forCp.checkpoint.toSeq)
+    val fromCheckpoint = DeltaLog.uncached(t.toString, conf)
+    val c = fromCheckpoint.update()
+    assertEquals(Some(1L), c.logSegment.checkpointVersion)
+    assertTrue(c.logSegment.deltas.isEmpty)
+    assertSame(c, fromCheckpoint.update())
+    assertEquals(0L, fromCheckpoint.updateListings.get())
+  }
+
+  @Test def updateFindsCommitsOfOtherWriters(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a")))
+    val log = DeltaLog.uncached(t.toString, conf)
+    val s0 = log.update()
+    assertEquals(Set("a"), files(s0))
+    writeCommit(t, 1, Seq(add("b")))
+    writeCommit(t, 2, Seq(remove("a", 5)))
+    val s2 = assertFresh(t, log)
+    assertEquals(2L, s2.version)
+    assertEquals(Set("b"), files(s2))
+    assertEquals(0L, log.updateListings.get(), "a few new commits are looked up, not listed")
+
+    // more new commits than are looked up one by one: listed, same result
+    val last = 2 + DeltaLog.MaxLookedUpCommits + 3
+    (3 to last).foreach(v => writeCommit(t, v, Seq(add(s"f$v"))))
+    assertEquals(last.toLong, assertFresh(t, log).version)
+    assertEquals(1L, log.updateListings.get())
+    assertSame(log.update(), log.update())
+    assertEquals(1L, log.updateListings.get())
+  }
+
+  @Test def updateAfterTableRecreatedWithFewerVersions(): Unit = withTable { t =>
+    (0 to 3).foreach(v => writeCommit(t, v, if (v == 0) Seq(protocol12, meta(), add("a")) else Seq(add(s"a$v"))))
+    val log = DeltaLog.uncached(t.toString, conf)
+    assertEquals(3L, log.update().version)
+    recreateLog(t)
+    writeCommit(t, 0, Seq(protocol12, meta(), add("x")))
+    writeCommit(t, 1, Seq(add("y")))
+    val s = assertFresh(t, log)
+    assertEquals(1L, s.version)
+    assertEquals(Set("x", "y"), files(s))
+  }
+
+  @Test def updateAfterTableRecreatedWithSameVersions(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a")))
+    val c1 = writeCommit(t, 1, Seq(add("b")))
+    val log = DeltaLog.uncached(t.toString, conf)
+    assertEquals(Set("a", "b"), files(log.update()))
+    val before = Files.getLastModifiedTime(c1)
+
+    // re-created: same versions and commit lengths; a later modification time (the same one is
+    // possible only within one tick of the file system clock, and is covered below)
+    recreateLog(t)
+    writeCommit(t, 0, Seq(protocol12, meta(), add("x")))
+    writeCommit(t, 1, Seq(add("y")), mtime = Some(before.toMillis + 5000))
+    assertEquals(Set("x", "y"), files(assertFresh(t, log)))
+
+    // replaced by another file of the same length and modification time: the file key differs
+    val replacement = logDir(t).resolve(".replacement.tmp")
+    Files.write(replacement, ActionCodec.serialize(Seq(add("z"))).getBytes(java.nio.charset.StandardCharsets.UTF_8))
+    Files.setLastModifiedTime(replacement, Files.getLastModifiedTime(c1))
+    assertEquals(Files.size(c1), Files.size(replacement))
+    Files.move(replacement, c1, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+      java.nio.file.StandardCopyOption.ATOMIC_MOVE)
+    assertEquals(Set("x", "z"), files(assertFresh(t, log)))
+  }
+
+  @Test def updateAfterTableRecreatedWithMoreVersions(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a")))
+    writeCommit(t, 1, Seq(add("b")))
+    val log = DeltaLog.uncached(t.toString, conf)
+    assertEquals(Set("a", "b"), files(log.update()))
+    recreateLog(t)
+    writeCommit(t, 0, Seq(protocol12, meta(), add("x")))
+    writeCommit(t, 1, Seq(add("yy")))
+    (2 to 4).foreach(v => writeCommit(t, v, Seq(add(s"y$v"))))
+    val s = assertFresh(t, log)
+    assertEquals(4L, s.version)
+    assertEquals(Set("x", "yy", "y2", "y3", "y4"), files(s), "not the new commits applied to the old table")
+  }
+
+  @Test def updateAfterLogCleanup(): Unit = withTable { t =>
+    def actions(v: Int): Seq[Action] = if (v == 0) Seq(protocol12, meta(), add("f0")) else Seq(add(s"f$v"))
+    def state(upTo: Int): InMemoryLogReplay = {
+      val r = new InMemoryLogReplay(None, None)
+      (0 to upTo).foreach(v => r.append(v, actions(v).iterator))
+      r
+    }
+    (0 to 2).foreach(v => writeCommit(t, v, actions(v)))
+    val log = DeltaLog.uncached(t.toString, conf)
+    assertEquals(2L, log.update().version)
+
+    // cleanup that keeps the cached version's commit: looked up as usual
+    writeCommit(t, 3, actions(3))
+    writeJsonCheckpoint(t, 3, state(3).checkpoint.toSeq)
+    (0 to 1).foreach(v => Files.delete(logDir(t).resolve(s"${v20(v)}.json")))
+    assertEquals(3L, assertFresh(t, log).version)
+
+    // cleanup that deletes it: rebuilt from the newest checkpoint
+    (4 to 6).foreach(v => writeCommit(t, v, actions(v)))
+    writeJsonCheckpoint(t, 5, state(5).checkpoint.toSeq)
+    (2 to 4).foreach(v => Files.delete(logDir(t).resolve(s"${v20(v)}.json")))
+    val s = assertFresh(t, log)
+    assertEquals(6L, s.version)
+    assertEquals((0 to 6).map(v => s"f$v").toSet, files(s))
+  }
+
+  @Test def updateWhenCheckpointsAppear(): Unit = withTable { t =>
+    val replay = new InMemoryLogReplay(None, None)
+    def commit(v: Int, actions: Seq[Action]): Unit = { writeCommit(t, v, actions); replay.append(v, actions.iterator) }
+    commit(0, Seq(protocol12, meta(), add("a")))
+    commit(1, Seq(add("b")))
+    val log = DeltaLog.uncached(t.toString, conf)
+    val s1 = log.update()
+    writeJsonCheckpoint(t, 1, replay.checkpoint.toSeq)
+    assertSame(s1, log.update(), "a checkpoint of the cached version changes nothing")
+    commit(2, Seq(remove("a", 3)))
+    commit(3, Seq(add("c")))
+    writeJsonCheckpoint(t, 3, replay.checkpoint.toSeq)
+    val s3 = assertFresh(t, log)
+    assertEquals(Set("b", "c"), files(s3))
+  }
+
+  @Test def updateAfterTableDeleted(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a")))
+    val log = DeltaLog.uncached(t.toString, conf)
+    log.update()
+    deleteRecursively(logDir(t))
+    assertThrows(classOf[TableNotFoundException], () => log.update())
+  }
+
   @Test def snapshotAtVersion(): Unit = withTable { t =>
     writeCommit(t, 0, Seq(protocol12, meta(), add("a")))
     writeCommit(t, 1, Seq(add("b")))

@@ -204,4 +204,36 @@ class ConnectorReadSuite {
     val df = read(table("delta-kernel-rs/canonicalized-paths-normal-a/delta"))
     assertEquals(0L, df.count())
   }
+
+  /** Copies the files of `from` that `to` lacks (what another writer adds to a table). */
+  private def copyMissing(from: java.nio.file.Path, to: java.nio.file.Path): Unit =
+    Files.walk(from).sorted().forEach { p =>
+      val t = to.resolve(from.relativize(p).toString)
+      if (Files.isDirectory(p)) Files.createDirectories(t) else if (!Files.exists(t)) Files.copy(p, t)
+    }
+
+  private def ids(path: String): Seq[Long] = read(path).collect().map(_.getLong(0)).toSeq.sorted
+
+  @Test def everyLoadSeesWhatOtherWritersDid(): Unit = {
+    val base = Files.createTempDirectory("deltalog-fresh-")
+    val t = base.resolve("t")
+    spark.range(0, 3).write.format("deltalog").save(t.toString)
+    assertEquals(Seq(0L, 1L, 2L), ids(t.toString))
+
+    // another writer (another JVM, as far as this one's cached log knows) appends
+    val other = base.resolve("other")
+    copyMissing(t, other)
+    spark.range(3, 5).write.format("deltalog").mode("append").save(other.toString)
+    copyMissing(other, t)
+    assertEquals(Seq(0L, 1L, 2L, 3L, 4L), ids(t.toString))
+
+    // the table is deleted and written again elsewhere: same versions, other commits and files
+    val again = base.resolve("again")
+    spark.range(100, 102).write.format("deltalog").save(again.toString)
+    spark.range(102, 103).write.format("deltalog").mode("append").save(again.toString)
+    io.deltalog.log.LogTestSupport.deleteRecursively(t)
+    Files.move(again, t)
+    assertEquals(Seq(100L, 101L, 102L), ids(t.toString))
+    io.deltalog.log.LogTestSupport.deleteRecursively(base)
+  }
 }

@@ -2,14 +2,15 @@ package io.deltalog.spark.read
 
 import java.net.URI
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicReferenceArray
 
 import scala.util.control.NonFatal
 
 import com.fasterxml.jackson.core.{JsonParser, JsonToken}
 import com.fasterxml.jackson.databind.JsonNode
 import com.fasterxml.jackson.databind.node.{BigIntegerNode, IntNode, LongNode, TextNode}
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.util.TypeUtils
+import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata
 import org.apache.spark.sql.types._
 
 import io.deltalog.log.FileChunk
@@ -88,38 +89,38 @@ final class ChunkStats private (chunk: FileChunk) {
   /** True when the stats of row `i` prove that no row of the file is null in `c`. */
   @inline def noNulls(c: ColumnStats, i: Int): Boolean = c.hasNullCount(i) && c.nullCount(i) == 0L
 
-  /** Resolved absolute paths of the rows (filled on demand) and the table URI they were resolved under. */
-  @volatile private var paths: (URI, java.util.concurrent.atomic.AtomicReferenceArray[Path]) = _
+  /** The rows as scan input (filled on demand) and the table URI their paths were resolved under. */
+  @volatile private var statuses: (URI, AtomicReferenceArray[FileStatusWithMetadata]) = _
 
-  /** Absolute path of row `i` under `tableUri` (resolved once per chunk and table). */
-  def absolutePath(tableUri: URI, i: Int): Path = {
-    var ps = paths
-    if (ps == null || ps._1 != tableUri) synchronized {
-      if (paths == null || paths._1 != tableUri) paths = (tableUri, new java.util.concurrent.atomic.AtomicReferenceArray[Path](length))
-      ps = paths
+  /**
+   * Row `i` as a file of Spark's scan under `tableUri` ([[DeltalogFileIndex.fileStatus]]), built
+   * once per chunk and table: repeated queries reuse it (nothing in it changes for a chunk row).
+   */
+  def fileStatus(tableUri: URI, i: Int): FileStatusWithMetadata = {
+    var ss = statuses
+    if (ss == null || ss._1 != tableUri) synchronized {
+      if (statuses == null || statuses._1 != tableUri) {
+        statuses = (tableUri, new AtomicReferenceArray[FileStatusWithMetadata](length))
+      }
+      ss = statuses
     }
-    var p = ps._2.get(i)
-    if (p == null) { p = DeltalogFileIndex.resolvePath(tableUri, chunk.path(i)); ps._2.set(i, p) }
-    p
+    var f = ss._2.get(i)
+    if (f == null) {
+      f = DeltalogFileIndex.fileStatus(DeltalogFileIndex.resolvePath(tableUri, chunk.path(i)), chunk.size(i),
+        chunk.modificationTime(i), chunk.deletionVectorAt(i))
+      ss._2.set(i, f)
+    }
+    f
   }
 }
 
 object ChunkStats {
-  private val cache = java.util.Collections.synchronizedMap(new java.util.WeakHashMap[FileChunk, ChunkStats]())
-
-  /** The (cached) columnar stats of `chunk`. */
-  def of(chunk: FileChunk): ChunkStats = {
-    val hit = cache.get(chunk)
-    if (hit != null) hit
-    else cache.synchronized {
-      val again = cache.get(chunk)
-      if (again != null) again
-      else { val s = new ChunkStats(chunk); cache.put(chunk, s); s }
-    }
-  }
-
-  /** Drops every cached chunk (tests). */
-  def clearCache(): Unit = cache.clear()
+  /**
+   * The columnar stats of `chunk`, kept with the chunk itself ([[FileChunk.memoized]]): they go
+   * when the chunk goes. (A global weak map keyed by chunk kept every chunk alive, since the stats
+   * refer back to their chunk.)
+   */
+  def of(chunk: FileChunk): ChunkStats = chunk.memoized(ChunkStats)(new ChunkStats(chunk))
 
   /** True for types whose stats are kept as longs (they order like their long value). */
   def isLongLike(t: DataType): Boolean = t match {

@@ -99,7 +99,7 @@ object DataSkipping {
 
   private final case class AndCheck(l: Check, r: Check) extends Check {
     def keep(s: FileStats): Boolean = l.keep(s) && r.keep(s)
-    private[read] def columns: Seq[Col] = l.columns ++ r.columns
+    private[read] lazy val columns: Seq[Col] = l.columns ++ r.columns
     private[read] def bind(s: ChunkStats): RowCheck = {
       val a = l.bind(s); val b = r.bind(s)
       new RowCheck {
@@ -115,7 +115,7 @@ object DataSkipping {
   }
   private final case class OrCheck(l: Check, r: Check) extends Check {
     def keep(s: FileStats): Boolean = l.keep(s) || r.keep(s)
-    private[read] def columns: Seq[Col] = l.columns ++ r.columns
+    private[read] lazy val columns: Seq[Col] = l.columns ++ r.columns
     private[read] def bind(s: ChunkStats): RowCheck = {
       val a = l.bind(s); val b = r.bind(s)
       new RowCheck { def keep(i: Int): Boolean = a.keep(i) || b.keep(i) }
@@ -134,6 +134,8 @@ object DataSkipping {
   /** A resolved leaf column: physical path in the stats and its type. */
   private[read] final case class Col(path: Seq[String], dataType: DataType) {
     lazy val ordering: Ordering[Any] = TypeUtils.getInterpretedOrdering(dataType)
+    // computed once: a Col is the key of the per-chunk stats cache, looked up by every listing
+    override val hashCode: Int = scala.util.hashing.MurmurHash3.productHash(this)
   }
 
   private sealed trait Op

@@ -69,7 +69,7 @@ class DeltalogFileIndex(
   }
 
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
-    val zone = ZoneId.of(spark.sessionState.conf.sessionLocalTimeZone)
+    lazy val zone = ZoneId.of(spark.sessionState.conf.sessionLocalTimeZone)
     val partitionPredicate = bindPartitionFilters(partitionFilters)
     val skipping = DataSkipping.compile(dataFilters, tableSchema, columnMappingMode)
     // per distinct partition-values map (interned maps are shared objects): parsed row and verdict
@@ -94,8 +94,7 @@ class DeltalogFileIndex(
       val n = chunk.length
       def add(slot: PartitionSlot, i: Int): Unit = {
         afterSkipping += 1
-        slot.files += fileStatus(cached.absolutePath(tableUri, i), chunk.size(i), chunk.modificationTime(i),
-          chunk.deletionVectorAt(i))
+        slot.files += cached.fileStatus(tableUri, i)
       }
       if (single != null) {
         // unpartitioned: count the live rows, visit only the kept ones
@@ -140,8 +139,8 @@ class DeltalogFileIndex(
         }
       }
     }
-    val stats = ListingStats(tablePath.toString, snapshot.version, total, afterPruning, afterSkipping,
-      partitionFilters.map(_.sql), dataFilters.map(_.sql))
+    val stats = new ListingStats(tablePath.toString, snapshot.version, total, afterPruning, afterSkipping,
+      partitionFilters, dataFilters)
     last = stats
     listings.put(tablePath.toString, stats)
     if (partitionSchema.isEmpty) Seq(PartitionDirectory(InternalRow.empty, slots.flatMap(_.files).toSeq))
@@ -154,11 +153,6 @@ class DeltalogFileIndex(
 
   /** Hadoop path of an `add.path` (URI-encoded, relative to the table root or absolute). */
   def absolutePath(path: String): Path = DeltalogFileIndex.resolvePath(tableUri, path)
-
-  private def fileStatus(path: Path, size: Long, mtime: Long, dv: DeletionVectorDescriptor): FileStatusWithMetadata = {
-    val status = new FileStatus(size, false, 0, 1, mtime, path)
-    FileStatusWithMetadata(status, if (dv == null) Map.empty else dvMetadata(dv))
-  }
 
   override def toString: String = s"DeltalogFileIndex($tablePath@v${snapshot.version})"
 }
@@ -206,6 +200,12 @@ object DeltalogFileIndex {
       p.initialize(0)
       p
     }
+
+  /** A data file as Spark's scan input: its deletion vector, if any, as constant metadata. */
+  def fileStatus(path: Path, size: Long, mtime: Long, dv: DeletionVectorDescriptor): FileStatusWithMetadata = {
+    val status = new FileStatus(size, false, 0, 1, mtime, path)
+    FileStatusWithMetadata(status, if (dv == null) Map.empty else dvMetadata(dv))
+  }
 
   /** Hadoop path of an action path (URI-encoded, relative to `tableUri` or absolute). */
   def resolvePath(tableUri: URI, path: String): Path =

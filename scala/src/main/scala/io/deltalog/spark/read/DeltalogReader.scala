@@ -28,11 +28,12 @@ object DeltalogReader {
         "reading several tables in one load() is not supported; load each table separately")
       throw new InvalidReadOptionException(null, "no table path given; use load(\"/path/to/table\")")
     }
-    val zone = ZoneId.of(spark.sessionState.conf.sessionLocalTimeZone)
+    lazy val zone = ZoneId.of(spark.sessionState.conf.sessionLocalTimeZone)
     if (options.get(ReadChangeFeed).exists(_.trim.toLowerCase(Locale.ROOT) == "true")) {
       return ChangeFeedReader.createRelation(spark, rawPath, options, hadoopConf(spark, parameters))
     }
-    val (path, timeTravel) = TimeTravel.resolve(rawPath, options, zone)
+    val (path, timeTravel) =
+      if (TimeTravel.requested(rawPath, options)) TimeTravel.resolve(rawPath, options, zone) else (rawPath, None)
     val deltaLog = DeltaLog.forTable(path, hadoopConf(spark, parameters))
     val snapshot = timeTravel match {
       case None => deltaLog.update()
@@ -66,22 +67,27 @@ object DeltalogReader {
       val partitionSchema = DeltaSchema.partitionSchema(fullSchema, metadata.partitionColumns, table)
       val mode = ColumnMapping.mode(metadata, protocol, table)
       p = RelationParts(tableSchema, partitionSchema, mode, hasLiveDeletionVectors(snapshot),
-        TypeWidening.fallbackColumns(tableSchema))
+        TypeWidening.fallbackColumns(tableSchema), ColumnMapping.dropInternalMetadata(tableSchema),
+        ColumnMapping.dropInternalMetadata(partitionSchema))
       relationParts.put(snapshot, p) // only once every check passed
     }
     val index = new DeltalogFileIndex(spark, snapshot, p.tableSchema, p.partitionSchema, p.mode)
     val format = new DeltalogParquetFileFormat(p.mode, p.hasDeletionVectors, table, p.tableSchema, p.fallbackColumns)
-    HadoopFsRelation(index, ColumnMapping.dropInternalMetadata(p.partitionSchema),
-      ColumnMapping.dropInternalMetadata(p.tableSchema), None, format, Map.empty)(spark)
+    HadoopFsRelation(index, p.sparkPartitionSchema, p.sparkDataSchema, None, format, Map.empty)(spark)
   }
 
-  /** What [[relation]] derives from a snapshot's metadata and files (immutable per snapshot). */
+  /**
+   * What [[relation]] derives from a snapshot's metadata and files (immutable per snapshot).
+   * `spark*Schema`: the schemas Spark sees (column-mapping metadata dropped).
+   */
   private final case class RelationParts(
       tableSchema: StructType,
       partitionSchema: StructType,
       mode: ColumnMappingMode,
       hasDeletionVectors: Boolean,
-      fallbackColumns: Map[String, Seq[DataType]])
+      fallbackColumns: Map[String, Seq[DataType]],
+      sparkDataSchema: StructType,
+      sparkPartitionSchema: StructType)
 
   /** [[RelationParts]] of recently read snapshots (weak keys: dropped with the snapshot). */
   private val relationParts =

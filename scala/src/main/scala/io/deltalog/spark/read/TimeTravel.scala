@@ -23,6 +23,10 @@ object TimeTravel {
   private val TimestampSuffix = """^(.+)@(\d{17})$""".r
   private val PathTimestamp = DateTimeFormatter.ofPattern("yyyyMMddHHmmssSSS")
 
+  /** False when `path` has no `@` and neither option is set: no time travel (cheap test). */
+  def requested(path: String, options: Map[String, String]): Boolean =
+    path.indexOf('@') >= 0 || options.contains(VersionAsOf) || options.contains(TimestampAsOf)
+
   /**
    * The table path without any `@` suffix and the requested time travel, if any.
    *
