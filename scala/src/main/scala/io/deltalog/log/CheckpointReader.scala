@@ -89,21 +89,10 @@ object CheckpointReader {
     }
     val topWant = CheckpointSchema.topLevelWant(options.skipStats, options.onlyProtocolAndMetadata, options.skipRemoves)
     if (options.onlyProtocolAndMetadata) {
-      var protocol = false
-      var metadata = false
-      val pm = new ReplaySink {
-        override def accept(version: Long, action: Action): Unit = {
-          action match {
-            case _: Protocol => protocol = true
-            case _: Metadata => metadata = true
-            case _ =>
-          }
-          sink.accept(version, action)
-        }
-      }
+      val pm = new ProtocolAndMetadataSink(sink)
       val it = checkpoint.files.iterator
-      while (it.hasNext && !(protocol && metadata)) {
-        readFile(conf, it.next(), checkpoint.version, topWant, pm, () => protocol && metadata)
+      while (it.hasNext && !pm.found) {
+        readFile(conf, it.next(), checkpoint.version, topWant, pm, () => pm.found)
       }
       return
     }
@@ -309,20 +298,24 @@ object CheckpointReader {
 
   /** Pushes the protocol and metaData rows of one Parquet checkpoint file into `sink`. */
   private def readProtocolAndMetadataOf(conf: Configuration, file: FileStatus, version: Long, sink: ReplaySink): Unit = {
-    var protocol = false
-    var metadata = false
-    val pm = new ReplaySink {
-      override def accept(version: Long, action: Action): Unit = {
-        action match {
-          case _: Protocol => protocol = true
-          case _: Metadata => metadata = true
-          case _ =>
-        }
-        sink.accept(version, action)
-      }
-    }
+    val pm = new ProtocolAndMetadataSink(sink)
     readParquet(conf, file, version, CheckpointSchema.topLevelWant(skipStats = true, onlyProtocolAndMetadata = true,
-      skipRemoves = true), pm, () => protocol && metadata)
+      skipRemoves = true), pm, () => pm.found)
+  }
+
+  /** Passes actions on to `sink` and notes when both a protocol and a metaData were seen. */
+  private final class ProtocolAndMetadataSink(sink: ReplaySink) extends ReplaySink {
+    private var protocol = false
+    private var metadata = false
+    def found: Boolean = protocol && metadata
+    override def accept(version: Long, action: Action): Unit = {
+      action match {
+        case _: Protocol => protocol = true
+        case _: Metadata => metadata = true
+        case _ =>
+      }
+      sink.accept(version, action)
+    }
   }
 
   /** Rows with a protocol or a metaData (the column-index filter of the P&M-only read). */
