@@ -266,23 +266,12 @@ object CheckpointReader {
           // Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
           val pages = try reader.readNextRowGroup() catch { case NonFatal(e) => throw corrupt(path, e) }
           if (pages == null) throw corrupt(path, new IllegalStateException(s"row group $b is missing"))
-          val rows = pages.getRowCount
           val fixed = new LevelFixingPageStore(pages)
           // Plain adds are decoded column-wise; the other actions of the row group are assembled.
           val others = if (plainAdd) present.filterNot(_ == "add") else Nil
           if (!plainAdd || others.nonEmpty) {
             val (_, m, cio) = if (plainAdd) plan(others) else (schema, materializer, columnIO)
-            val rr = try cio.getRecordReader(fixed, m, FilterCompat.NOOP)
-              catch { case NonFatal(e) => throw corrupt(path, e) }
-            var i = 0L
-            while (i < rows) {
-              val action = try rr.read() catch { case NonFatal(e) => throw corrupt(path, e) }
-              if (action != null) {
-                sink.accept(version, action)
-                if (pmOnly && done()) i = rows
-              }
-              i += 1
-            }
+            assembleRows(fixed, cio, m, path, version, sink, () => pmOnly && done())
           }
           if (plainAdd) {
             val addOnly = new MessageType(schema.getName, schema.getType(schema.getFieldIndex("add")))
@@ -293,6 +282,26 @@ object CheckpointReader {
       }
     } finally {
       try reader.close() catch { case NonFatal(_) => }
+    }
+  }
+
+  /**
+   * Assembles every row of `pages` into actions pushed to `sink`, stopping once `stop()` holds
+   * after an action. Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
+   */
+  private def assembleRows(pages: PageReadStore, columnIO: MessageColumnIO, materializer: RecordMaterializer[Action],
+      path: Path, version: Long, sink: ReplaySink, stop: () => Boolean): Unit = {
+    val rows = pages.getRowCount
+    val rr = try columnIO.getRecordReader(pages, materializer, FilterCompat.NOOP)
+      catch { case NonFatal(e) => throw corrupt(path, e) }
+    var i = 0L
+    while (i < rows) {
+      val action = try rr.read() catch { case NonFatal(e) => throw corrupt(path, e) }
+      if (action != null) {
+        sink.accept(version, action)
+        if (stop()) i = rows
+      }
+      i += 1
     }
   }
 
@@ -353,20 +362,8 @@ object CheckpointReader {
       done: () => Boolean): Unit = {
     val fileSchema = reader.getFooter.getFileMetaData.getSchema
     val createdBy = reader.getFooter.getFileMetaData.getCreatedBy
-    def assemble(pages: PageReadStore, columnIO: MessageColumnIO, materializer: RecordMaterializer[Action]): Unit = {
-      val rows = pages.getRowCount
-      val rr = try columnIO.getRecordReader(pages, materializer, FilterCompat.NOOP)
-        catch { case NonFatal(e) => throw corrupt(path, e) }
-      var i = 0L
-      while (i < rows) {
-        val action = try rr.read() catch { case NonFatal(e) => throw corrupt(path, e) }
-        if (action != null) {
-          sink.accept(version, action)
-          if (done()) i = rows
-        }
-        i += 1
-      }
-    }
+    def assemble(pages: PageReadStore, columnIO: MessageColumnIO, materializer: RecordMaterializer[Action]): Unit =
+      assembleRows(pages, columnIO, materializer, path, version, sink, done)
     var b = 0
     while (b < blocks.size && !done()) {
       val block = blocks(b)
