@@ -12,8 +12,9 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName._
 
 /**
  * Column-wise reading of a checkpoint's `add` rows (every field but `stats_parsed` /
- * `partitionValues_parsed`, which go through record assembly): each leaf is decoded with
- * parquet-mr's column API (`path` and `stats` with [[BinaryLeafDecoder]]). A row with only `path`,
+ * `partitionValues_parsed`, which go through record assembly): `path`, `stats`, `size`,
+ * `modificationTime` and `dataChange` with [[LeafDecoder]]s (levels and values decoded a page at
+ * a time), the rarer leaves with parquet-mr's column API. A row with only `path`,
  * `partitionValues`, `size`, `modificationTime`, `dataChange`, `stats` is handed to
  * [[ReplaySink.acceptPlainAdd]] as raw bytes, with no record assembly, no `AddFile` and no
  * `String` per row; a row that also has tags, a deletion vector, row tracking or a clustering
@@ -215,9 +216,17 @@ private[log] object PlainAddColumns {
     val path = binary("path")
     val pathMax = schema.getMaxDefinitionLevel("add", "path")
     def leaf(name: String) = if (add.containsField(name)) new Leaf(store, schema, name) else null
-    val size = leaf("size")
-    val mtime = leaf("modificationTime")
-    val dataChange = leaf("dataChange")
+    def descriptor(name: String) = schema.getColumnDescription(Array("add", name))
+    def longLeaf(name: String) =
+      if (add.containsField(name)) new LongLeafDecoder(pages.getPageReader(descriptor(name)), descriptor(name)) else null
+    def maxLevel(name: String) = if (add.containsField(name)) schema.getMaxDefinitionLevel("add", name) else 0
+    val size = longLeaf("size")
+    val sizeMax = maxLevel("size")
+    val mtime = longLeaf("modificationTime")
+    val mtimeMax = maxLevel("modificationTime")
+    val dataChange = if (add.containsField("dataChange"))
+      new BooleanLeafDecoder(pages.getPageReader(descriptor("dataChange")), descriptor("dataChange")) else null
+    val dataChangeMax = maxLevel("dataChange")
     val stats = if (add.containsField("stats")) binary("stats") else null
     val statsMax = if (stats == null) 0 else schema.getMaxDefinitionLevel("add", "stats")
     val pv = if (add.containsField("partitionValues")) new MapLeaves(store, schema, add, "partitionValues") else null
@@ -235,9 +244,9 @@ private[log] object PlainAddColumns {
     while (i < rows) {
       val pathLevel = path.next()
       if (pathLevel < addLevel) {
-        if (size != null) size.r.consume()
-        if (mtime != null) mtime.r.consume()
-        if (dataChange != null) dataChange.r.consume()
+        if (size != null) size.next()
+        if (mtime != null) mtime.next()
+        if (dataChange != null) dataChange.next()
         if (stats != null) stats.next()
         if (pv != null) pv.skipRow()
         if (extras) {
@@ -250,16 +259,11 @@ private[log] object PlainAddColumns {
       } else {
         if (pathLevel != pathMax) missing("path")
         row.pathBuf = path.buf; row.pathOff = path.off; row.pathLen = path.len
-        if (size == null || !size.present) missing("size")
-        row.size = size.long
-        size.r.consume()
-        if (mtime == null || !mtime.present) missing("modificationTime")
-        row.modificationTime = mtime.long
-        mtime.r.consume()
-        if (dataChange != null) {
-          row.dataChange = dataChange.present && dataChange.r.getBoolean
-          dataChange.r.consume()
-        } else row.dataChange = false
+        if (size == null || size.next() != sizeMax) missing("size")
+        row.size = size.value
+        if (mtime == null || mtime.next() != mtimeMax) missing("modificationTime")
+        row.modificationTime = mtime.value
+        row.dataChange = dataChange != null && dataChange.next() == dataChangeMax && dataChange.value
         if (stats != null && stats.next() == statsMax) {
           row.statsBuf = stats.buf; row.statsOff = stats.off; row.statsLen = stats.len
         } else row.statsBuf = null

@@ -28,10 +28,9 @@ final class FileChunk private[log] (
     defaultRowCommitVersions: Array[Long],
     rowTrackingPresent: Array[Byte], // bit 0: baseRowId, bit 1: defaultRowCommitVersion
     clusteringProviders: Array[String],
-    extras: Array[ExtraFields]) {
-
-  /** Sum of the sizes of the files in this chunk. */
-  val totalSize: Long = { var s = 0L; var i = 0; while (i < length) { s += sizes(i); i += 1 }; s }
+    extras: Array[ExtraFields],
+    /** Sum of the sizes of the files in this chunk (kept by the builder: a loop over a 1M-row chunk run once per load stays interpreted). */
+    val totalSize: Long) {
 
   def path(i: Int): String = paths.string(i)
   def size(i: Int): Long = sizes(i)
@@ -137,6 +136,7 @@ object FileChunk {
 final class FileChunkBuilder(initialCapacity: Int = 1024) {
   private var cap = math.max(initialCapacity, 16)
   private var n = 0
+  private var sizeSum = 0L
   private val paths = new Utf8ColumnBuilder(96, initialCapacity)
   private var partitionValues = new Array[Map[String, String]](cap)
   private var sizes = new Array[Long](cap)
@@ -182,6 +182,7 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
     paths.add(a.path)
     partitionValues(n) = intern(a.partitionValues)
     sizes(n) = a.size
+    sizeSum += a.size
     mtimes(n) = a.modificationTime
     stats.add(a.stats.orNull)
     if (a.tags.isDefined) {
@@ -230,6 +231,7 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
     paths.add(pathBuf, pathOff, pathLen)
     this.partitionValues(n) = intern(partitionValues)
     sizes(n) = size
+    sizeSum += size
     mtimes(n) = modificationTime
     if (statsBuf == null) stats.addNull() else stats.add(statsBuf, statsOff, statsLen)
     n += 1
@@ -242,6 +244,7 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
       paths.addFrom(c.pathColumn, i)
       partitionValues(n) = intern(c.partitionValuesAt(i))
       sizes(n) = c.size(i)
+      sizeSum += c.size(i)
       mtimes(n) = c.modificationTime(i)
       stats.addFrom(c.statsColumn, i)
       n += 1
@@ -249,7 +252,7 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
   }
 
   def result(): FileChunk = new FileChunk(n, paths.result(), trim(partitionValues), trimL(sizes), trimL(mtimes),
-    stats.result(), trim(tags), trim(dvs), trimL(baseRowIds), trimL(drcvs), trimB(rtPresent), trim(cps), trim(extras))
+    stats.result(), trim(tags), trim(dvs), trimL(baseRowIds), trimL(drcvs), trimB(rtPresent), trim(cps), trim(extras), sizeSum)
 }
 
 object FileChunkBuilder {

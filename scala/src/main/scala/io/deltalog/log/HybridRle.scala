@@ -1,0 +1,76 @@
+package io.deltalog.log
+
+import java.nio.ByteBuffer
+
+/**
+ * Bulk decoding of Parquet's RLE / bit-packing hybrid encoding (definition levels, dictionary
+ * ids, RLE booleans) into an int array, a whole page at a time. parquet-mr's decoder hands out
+ * one value per call through several layers; for a checkpoint's few leaves that is a large part
+ * of the read, while a run-length run here is one `Arrays.fill`.
+ *
+ * Format (Parquet `Encodings.md`): runs until `count` values are produced, each starting with a
+ * ULEB128 header; an even header is an RLE run of `header >>> 1` copies of one value stored in
+ * `ceil(bitWidth / 8)` little-endian bytes; an odd header is `header >>> 1` groups of 8 values,
+ * each group `bitWidth` bytes, values packed from the least significant bit.
+ */
+private[log] object HybridRle {
+
+  /**
+   * Decodes `count` values of `bitWidth` bits (0..32) from `buf` starting at absolute position
+   * `pos` (bytes up to `end`) into `out(0 until count)`; returns the position after the last run
+   * read. Throws IllegalStateException on data that ends early or an impossible run.
+   */
+  def decode(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int, count: Int, out: Array[Int]): Int = {
+    if (bitWidth < 0 || bitWidth > 32) throw new IllegalStateException(s"bad bit width $bitWidth")
+    if (bitWidth == 0) { java.util.Arrays.fill(out, 0, count, 0); return pos }
+    val valueBytes = (bitWidth + 7) / 8
+    val mask = if (bitWidth == 32) 0xFFFFFFFFL else (1L << bitWidth) - 1
+    var p = pos
+    var k = 0
+    while (k < count) {
+      // ULEB128 run header
+      var header = 0L
+      var shift = 0
+      var more = true
+      while (more) {
+        if (p >= end) throw new IllegalStateException("RLE/bit-packed data ends inside a run header")
+        val b = buf.get(p) & 0xFF
+        p += 1
+        header |= (b & 0x7FL) << shift
+        shift += 7
+        more = (b & 0x80) != 0
+        if (shift > 35 && more) throw new IllegalStateException("RLE/bit-packed run header too long")
+      }
+      if ((header & 1) == 0) {
+        val n = (header >>> 1).toInt
+        if (n <= 0 || p + valueBytes > end) throw new IllegalStateException("bad RLE run")
+        var v = 0L
+        var i = 0
+        while (i < valueBytes) { v |= (buf.get(p + i) & 0xFFL) << (8 * i); i += 1 }
+        p += valueBytes
+        val take = math.min(n, count - k)
+        java.util.Arrays.fill(out, k, k + take, v.toInt)
+        k += take
+      } else {
+        val groups = (header >>> 1).toInt
+        val runEnd = p.toLong + groups.toLong * bitWidth
+        if (groups <= 0 || runEnd > end) throw new IllegalStateException("bad bit-packed run")
+        val take = math.min(groups.toLong * 8, (count - k).toLong).toInt
+        var acc = 0L
+        var bits = 0
+        var q = p
+        var i = 0
+        while (i < take) {
+          while (bits < bitWidth) { acc |= (buf.get(q) & 0xFFL) << bits; q += 1; bits += 8 }
+          out(k + i) = (acc & mask).toInt
+          acc >>>= bitWidth
+          bits -= bitWidth
+          i += 1
+        }
+        k += take
+        p = runEnd.toInt
+      }
+    }
+    p
+  }
+}

@@ -1,0 +1,207 @@
+package io.deltalog.log
+
+import java.nio.{ByteBuffer, ByteOrder}
+
+import org.apache.parquet.bytes.{ByteBufferInputStream, BytesUtils}
+import org.apache.parquet.column.{ColumnDescriptor, Dictionary, Encoding, ValuesType}
+import org.apache.parquet.column.page.{DataPage, DataPageV1, DataPageV2, PageReader}
+import org.apache.parquet.column.values.ValuesReader
+import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
+
+/**
+ * Decodes one non-repeated leaf of a row group slot by slot without parquet-mr's column reader:
+ * each page's definition levels are decoded in bulk ([[HybridRle]]), and a subclass turns the
+ * page's values into fields of its own (no object per value). [[next]] advances one slot and
+ * returns its definition level; the value fields are valid when that level is the maximum.
+ * Encodings a subclass does not parse itself go through parquet-mr's values reader.
+ */
+private[log] abstract class LeafDecoder(pages: PageReader, protected val desc: ColumnDescriptor) {
+  require(desc.getMaxRepetitionLevel == 0, s"$desc is repeated")
+  protected final val maxDl: Int = desc.getMaxDefinitionLevel
+  private var levels = new Array[Int](0)
+  private var li = 0
+  private var ln = 0
+
+  /** Advances to the next slot and returns its definition level. */
+  final def next(): Int = {
+    while (li == ln) readPage()
+    val dl = levels(li)
+    li += 1
+    if (dl == maxDl) readValue()
+    dl
+  }
+
+  /** Reads the value of the current (non-null) slot into the subclass's fields. */
+  protected def readValue(): Unit
+
+  /**
+   * Prepares the values of a new page: `data` holds them at absolute positions `[pos, end)`;
+   * `present` of the page's slots have a value.
+   */
+  protected def initValues(encoding: Encoding, data: ByteBuffer, pos: Int, end: Int, present: Int): Unit
+
+  protected final def corrupt(what: String): Nothing = throw new IllegalStateException(s"$what in $desc")
+
+  /** A parquet-mr values reader over `[pos, end)` of `data`, for encodings not parsed here. */
+  protected final def genericReader(encoding: Encoding, data: ByteBuffer, pos: Int, end: Int, present: Int): ValuesReader = {
+    if (encoding.usesDictionary) corrupt("dictionary-encoded page without a dictionary")
+    val r = encoding.getValuesReader(desc, ValuesType.VALUES)
+    val slice = data.duplicate().order(ByteOrder.LITTLE_ENDIAN)
+    slice.limit(end).position(pos)
+    r.initFromPage(present, ByteBufferInputStream.wrap(slice.slice()))
+    r
+  }
+
+  /** The dictionary page of the chunk, decoded by parquet-mr (null when there is none). */
+  protected final def dictionary(): Dictionary = {
+    val dp = pages.readDictionaryPage()
+    if (dp == null) null else dp.getEncoding.initDictionary(desc, dp)
+  }
+
+  /** Dictionary ids of a page's `present` values (bit width byte, then the hybrid runs). */
+  protected final def dictionaryIds(data: ByteBuffer, pos: Int, end: Int, present: Int, into: Array[Int]): Array[Int] = {
+    if (pos >= end) { if (present == 0) return into; corrupt("missing dictionary id width") }
+    val width = data.get(pos) & 0xFF
+    if (width > 32) corrupt(s"bad dictionary id width $width")
+    val ids = if (into.length >= present) into else new Array[Int](present)
+    HybridRle.decode(data, pos + 1, end, width, present, ids)
+    ids
+  }
+
+  private def readPage(): Unit = {
+    val page: DataPage = pages.readPage()
+    if (page == null) corrupt("no more pages")
+    val n = page.getValueCount
+    if (levels.length < n) levels = new Array[Int](n)
+    val width = BytesUtils.getWidthFromMaxInt(maxDl)
+    page match {
+      case p: DataPageV1 =>
+        val in = p.getBytes.toInputStream
+        val data = in.slice(in.available()).order(ByteOrder.LITTLE_ENDIAN)
+        var pos = data.position()
+        val end = data.limit()
+        // A max repetition level of 0 has no level bytes in either encoding.
+        if (maxDl == 0) java.util.Arrays.fill(levels, 0, n, 0)
+        else if (p.getDlEncoding == Encoding.RLE) {
+          if (pos + 4 > end) corrupt("page ends before its definition levels")
+          val len = data.getInt(pos)
+          pos += 4
+          if (len < 0 || pos.toLong + len > end) corrupt("bad definition level length")
+          HybridRle.decode(data, pos, pos + len, width, n, levels)
+          pos += len
+        } else {
+          val slice = data.duplicate()
+          slice.position(pos)
+          val levelIn = ByteBufferInputStream.wrap(slice.slice())
+          val r = p.getDlEncoding.getValuesReader(desc, ValuesType.DEFINITION_LEVEL)
+          r.initFromPage(n, levelIn)
+          var i = 0
+          while (i < n) { levels(i) = r.readInteger(); i += 1 }
+          pos += levelIn.position().toInt
+        }
+        initValues(p.getValueEncoding, data, pos, end, present(n))
+      case p: DataPageV2 =>
+        if (maxDl == 0) java.util.Arrays.fill(levels, 0, n, 0)
+        else {
+          val lb = p.getDefinitionLevels.toByteBuffer
+          HybridRle.decode(lb, lb.position(), lb.limit(), width, n, levels)
+        }
+        val in = p.getData.toInputStream
+        val data = in.slice(in.available()).order(ByteOrder.LITTLE_ENDIAN)
+        initValues(p.getDataEncoding, data, data.position(), data.limit(), present(n))
+    }
+    li = 0
+    ln = n
+  }
+
+  private def present(n: Int): Int = {
+    var c = 0
+    var i = 0
+    while (i < n) { if (levels(i) == maxDl) c += 1; i += 1 }
+    c
+  }
+}
+
+/** An INT64 or INT32 leaf; [[value]] is the current value (INT32 widened). */
+private[log] final class LongLeafDecoder(pages: PageReader, desc: ColumnDescriptor) extends LeafDecoder(pages, desc) {
+  private val isInt32 = desc.getPrimitiveType.getPrimitiveTypeName == PrimitiveTypeName.INT32
+  require(isInt32 || desc.getPrimitiveType.getPrimitiveTypeName == PrimitiveTypeName.INT64, s"$desc is not an integer")
+  private val width = if (isInt32) 4 else 8
+  var value: Long = 0L
+
+  private val dict: Array[Long] = {
+    val d = dictionary()
+    if (d == null) null
+    else Array.tabulate(d.getMaxId + 1)(i => if (isInt32) d.decodeToInt(i).toLong else d.decodeToLong(i))
+  }
+  private var mode = 0 // 0: plain, 1: dictionary ids, 2: parquet-mr values reader
+  private var data: ByteBuffer = _
+  private var pos = 0
+  private var end = 0
+  private var ids = new Array[Int](0)
+  private var idPos = 0
+  private var generic: ValuesReader = _
+
+  override protected def initValues(encoding: Encoding, d: ByteBuffer, p: Int, e: Int, present: Int): Unit = encoding match {
+    case Encoding.PLAIN =>
+      mode = 0; data = d; pos = p; end = e
+      if (p.toLong + present.toLong * width > e) corrupt("PLAIN page shorter than its values")
+    case Encoding.PLAIN_DICTIONARY | Encoding.RLE_DICTIONARY if dict != null =>
+      mode = 1; ids = dictionaryIds(d, p, e, present, ids); idPos = 0
+    case other =>
+      mode = 2; generic = genericReader(other, d, p, e, present)
+  }
+
+  override protected def readValue(): Unit = mode match {
+    case 0 =>
+      value = if (isInt32) data.getInt(pos).toLong else data.getLong(pos)
+      pos += width
+    case 1 =>
+      val id = ids(idPos)
+      idPos += 1
+      if (id < 0 || id >= dict.length) corrupt(s"dictionary id $id out of range")
+      value = dict(id)
+    case _ =>
+      value = if (isInt32) generic.readInteger().toLong else generic.readLong()
+  }
+}
+
+/** A BOOLEAN leaf; [[value]] is the current value. */
+private[log] final class BooleanLeafDecoder(pages: PageReader, desc: ColumnDescriptor) extends LeafDecoder(pages, desc) {
+  require(desc.getPrimitiveType.getPrimitiveTypeName == PrimitiveTypeName.BOOLEAN, s"$desc is not a boolean")
+  var value: Boolean = false
+
+  private var mode = 0 // 0: plain (bit-packed), 1: RLE (decoded in bulk), 2: parquet-mr values reader
+  private var data: ByteBuffer = _
+  private var base = 0
+  private var bit = 0
+  private var bits = new Array[Int](0)
+  private var generic: ValuesReader = _
+
+  override protected def initValues(encoding: Encoding, d: ByteBuffer, p: Int, e: Int, present: Int): Unit = encoding match {
+    case Encoding.PLAIN =>
+      mode = 0; data = d; base = p; bit = 0
+      if (p.toLong + (present + 7) / 8 > e) corrupt("PLAIN page shorter than its values")
+    case Encoding.RLE =>
+      // Booleans in RLE: a 4-byte length, then hybrid runs of 1-bit values.
+      if (p + 4 > e) corrupt("RLE boolean page without a length")
+      val len = d.getInt(p)
+      if (len < 0 || p + 4L + len > e) corrupt("bad RLE boolean length")
+      if (bits.length < present) bits = new Array[Int](present)
+      HybridRle.decode(d, p + 4, p + 4 + len, 1, present, bits)
+      mode = 1; bit = 0
+    case other =>
+      mode = 2; generic = genericReader(other, d, p, e, present)
+  }
+
+  override protected def readValue(): Unit = mode match {
+    case 0 =>
+      value = ((data.get(base + (bit >>> 3)) >>> (bit & 7)) & 1) != 0
+      bit += 1
+    case 1 =>
+      value = bits(bit) != 0
+      bit += 1
+    case _ =>
+      value = generic.readBoolean()
+  }
+}

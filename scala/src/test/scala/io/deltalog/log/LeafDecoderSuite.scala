@@ -1,0 +1,203 @@
+package io.deltalog.log
+
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.file.Files
+
+import scala.util.Random
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.parquet.bytes.HeapByteBufferAllocator
+import org.apache.parquet.column.ParquetProperties.WriterVersion
+import org.apache.parquet.column.impl.ColumnReadStoreImpl
+import org.apache.parquet.column.values.rle.RunLengthBitPackingHybridEncoder
+import org.apache.parquet.example.data.simple.SimpleGroupFactory
+import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.hadoop.example.ExampleParquetWriter
+import org.apache.parquet.hadoop.util.HadoopInputFile
+import org.apache.parquet.io.api.{Binary, Converter, GroupConverter, PrimitiveConverter}
+import org.apache.parquet.schema.{MessageType, MessageTypeParser}
+import org.junit.jupiter.api.Assertions._
+import org.junit.jupiter.api.Test
+
+/**
+ * [[HybridRle]] against parquet-mr's encoder, and the [[LeafDecoder]]s against parquet-mr's column
+ * reader on files parquet-mr writes with V1 and V2 pages, with and without dictionaries (including
+ * the fallback to PLAIN when a dictionary grows too large), nulls and many pages.
+ */
+class LeafDecoderSuite {
+
+  @Test def hybridRleDecodesWhatParquetMrEncodes(): Unit = {
+    val rnd = new Random(7)
+    for (width <- 1 to 32; trial <- 0 until 4) {
+      val n = 1 + rnd.nextInt(3000)
+      val max = if (width == 32) Int.MaxValue.toLong else (1L << width) - 1
+      // runs of equal values (RLE) mixed with noise (bit-packed)
+      val values = new Array[Int](n)
+      var i = 0
+      while (i < n) {
+        val run = if (rnd.nextBoolean()) 1 + rnd.nextInt(40) else 1
+        val v = (rnd.nextLong() & Long.MaxValue) % (max + 1)
+        var j = 0
+        while (j < run && i < n) { values(i) = v.toInt; i += 1; j += 1 }
+      }
+      val enc = new RunLengthBitPackingHybridEncoder(width, 64, 1 << 20, HeapByteBufferAllocator.getInstance())
+      values.foreach(v => enc.writeInt(v))
+      val bytes = enc.toBytes.toByteArray
+      val buf = ByteBuffer.wrap(("xx".getBytes ++ bytes)) // at an offset
+      val out = new Array[Int](n)
+      val end = HybridRle.decode(buf, 2, buf.limit(), width, n, out)
+      assertArrayEquals(values, out, s"width $width trial $trial")
+      assertTrue(end <= buf.limit())
+    }
+  }
+
+  @Test def hybridRleRejectsTruncatedData(): Unit = {
+    val enc = new RunLengthBitPackingHybridEncoder(5, 64, 1 << 20, HeapByteBufferAllocator.getInstance())
+    (0 until 100).foreach(i => enc.writeInt(i % 32))
+    val bytes = enc.toBytes.toByteArray
+    val buf = ByteBuffer.wrap(bytes)
+    assertThrows(classOf[IllegalStateException],
+      () => HybridRle.decode(buf, 0, bytes.length / 2, 5, 100, new Array[Int](100)))
+  }
+
+  private val schema: MessageType = MessageTypeParser.parseMessageType(
+    """message t {
+      |  optional int64 a;
+      |  optional int32 b;
+      |  optional boolean c;
+      |  optional binary d (UTF8);
+      |  required int64 e;
+      |  required boolean f;
+      |  optional binary g (UTF8);
+      |}""".stripMargin)
+
+  private def writeFile(version: WriterVersion, dictionary: Boolean, rows: Int, seed: Int): Path = {
+    val dir = Files.createTempDirectory("leaf-decoder")
+    val path = new Path(dir.resolve("t.parquet").toUri)
+    val rnd = new Random(seed)
+    val w = ExampleParquetWriter.builder(path).withConf(new Configuration()).withType(schema)
+      .withWriterVersion(version).withDictionaryEncoding(dictionary).withPageSize(4096)
+      .withDictionaryPageSize(2048).withRowGroupSize(1L << 20).build()
+    val f = new SimpleGroupFactory(schema)
+    try {
+      (0 until rows).foreach { i =>
+        val g = f.newGroup()
+        // few distinct values first (dictionary), then many (dictionary falls back to PLAIN)
+        val spread = if (i < rows / 2) 5 else 1000000
+        if (rnd.nextInt(5) != 0) g.add("a", rnd.nextInt(spread).toLong * 1000003L - 7)
+        if (rnd.nextInt(4) != 0) g.add("b", rnd.nextInt(spread) - 3)
+        if (rnd.nextInt(3) != 0) g.add("c", rnd.nextBoolean())
+        if (rnd.nextInt(6) != 0) g.add("d", s"v-${rnd.nextInt(spread)}-é")
+        g.add("e", i.toLong)
+        g.add("f", i % 3 == 0)
+        if (i % 500 == 7) g.add("g", "") // almost always null, one empty string now and then
+        w.write(g)
+      }
+    } finally w.close()
+    path
+  }
+
+  /** Every slot of `column` as parquet-mr's column reader sees it (null: no value). */
+  private def reference(file: Path, column: String): IndexedSeq[Any] = {
+    val r = ParquetFileReader.open(HadoopInputFile.fromPath(file, new Configuration()))
+    try {
+      val d = schema.getColumnDescription(Array(column))
+      val out = IndexedSeq.newBuilder[Any]
+      var pages = r.readNextRowGroup()
+      while (pages != null) {
+        val store = new ColumnReadStoreImpl(pages, new Ignore, schema, "test")
+        val cr = store.getColumnReader(d)
+        var i = 0L
+        while (i < cr.getTotalValueCount) {
+          out += (if (cr.getCurrentDefinitionLevel < d.getMaxDefinitionLevel) null
+          else d.getPrimitiveType.getPrimitiveTypeName.name match {
+            case "INT64" => cr.getLong
+            case "INT32" => cr.getInteger.toLong
+            case "BOOLEAN" => cr.getBoolean
+            case _ => cr.getBinary.toStringUsingUTF8
+          })
+          cr.consume()
+          i += 1
+        }
+        pages = r.readNextRowGroup()
+      }
+      out.result()
+    } finally r.close()
+  }
+
+  private def decoded(file: Path, column: String): IndexedSeq[Any] = {
+    val r = ParquetFileReader.open(HadoopInputFile.fromPath(file, new Configuration()))
+    try {
+      val d = schema.getColumnDescription(Array(column))
+      val out = IndexedSeq.newBuilder[Any]
+      var pages = r.readNextRowGroup()
+      while (pages != null) {
+        val pr = pages.getPageReader(d)
+        val total = pages.getRowCount
+        val dec: LeafDecoder = d.getPrimitiveType.getPrimitiveTypeName.name match {
+          case "INT64" | "INT32" => new LongLeafDecoder(pr, d)
+          case "BOOLEAN" => new BooleanLeafDecoder(pr, d)
+          case _ => new BinaryLeafDecoder(pr, d)
+        }
+        var i = 0L
+        while (i < total) {
+          val dl = dec.next()
+          out += (if (dl < d.getMaxDefinitionLevel) null else dec match {
+            case l: LongLeafDecoder => l.value
+            case b: BooleanLeafDecoder => b.value
+            case s: BinaryLeafDecoder =>
+              val bytes = new Array[Byte](s.len)
+              s.buf.duplicate().position(s.off).asInstanceOf[ByteBuffer].get(bytes)
+              new String(bytes, "UTF-8")
+          })
+          i += 1
+        }
+        pages = r.readNextRowGroup()
+      }
+      out.result()
+    } finally r.close()
+  }
+
+  @Test def decodersMatchParquetMrOnEveryPageKind(): Unit = {
+    for (version <- Seq(WriterVersion.PARQUET_1_0, WriterVersion.PARQUET_2_0); dict <- Seq(true, false)) {
+      val file = writeFile(version, dict, 20000, seed = version.ordinal * 2 + (if (dict) 1 else 0))
+      for (c <- Seq("a", "b", "c", "d", "e", "f", "g")) {
+        val want = reference(file, c)
+        assertEquals(20000, want.size)
+        assertEquals(want, decoded(file, c), s"$version dictionary=$dict column $c")
+      }
+    }
+  }
+
+  @Test def truncatedPlainPageIsATypedError(): Unit = {
+    // A PLAIN int64 page that claims more values than it holds: an IllegalStateException naming
+    // the column (the checkpoint reader turns it into a corrupt-checkpoint error), never an
+    // IndexOutOfBoundsException.
+    val d = schema.getColumnDescription(Array("e"))
+    val page = new org.apache.parquet.column.page.DataPageV1(
+      org.apache.parquet.bytes.BytesInput.from(ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN).putLong(0, 42L)),
+      3, 12, org.apache.parquet.column.statistics.Statistics.createStats(d.getPrimitiveType),
+      org.apache.parquet.column.Encoding.RLE, org.apache.parquet.column.Encoding.RLE,
+      org.apache.parquet.column.Encoding.PLAIN)
+    val reader = new org.apache.parquet.column.page.PageReader {
+      private var done = false
+      override def readDictionaryPage() = null
+      override def getTotalValueCount: Long = 3
+      override def readPage() = if (done) null else { done = true; page }
+    }
+    val e = assertThrows(classOf[IllegalStateException], () => new LongLeafDecoder(reader, d).next())
+    assertTrue(e.getMessage.contains("e"), e.getMessage)
+  }
+
+  private final class Ignore extends GroupConverter {
+    override def getConverter(i: Int): Converter = new PrimitiveConverter {
+      override def addBinary(v: Binary): Unit = ()
+      override def addLong(v: Long): Unit = ()
+      override def addInt(v: Int): Unit = ()
+      override def addBoolean(v: Boolean): Unit = ()
+    }
+    override def start(): Unit = ()
+    override def end(): Unit = ()
+  }
+}
