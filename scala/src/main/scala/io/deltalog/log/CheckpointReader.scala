@@ -86,6 +86,7 @@ object CheckpointReader {
       }
       override def wantsPlainAdds: Boolean = sink.wantsPlainAdds
       override def acceptPlainAdd(version: Long, row: PlainAddRow): Unit = sink.acceptPlainAdd(version, row)
+      override def detachedStats: DetachedStats = sink.detachedStats
     }
     val topWant = CheckpointSchema.topLevelWant(options.skipStats, options.onlyProtocolAndMetadata, options.skipRemoves)
     if (options.onlyProtocolAndMetadata) {
@@ -188,6 +189,19 @@ object CheckpointReader {
     else HadoopInputFile.fromStatus(file, conf)
   }
 
+  /** Row groups with fewer rows read `add.stats` on the reader's own thread. */
+  private val ParallelStatsMinRows = 32768
+
+  private def readOptions(conf: Configuration, pmOnly: Boolean): org.apache.parquet.ParquetReadOptions = {
+    val builder = HadoopReadOptions.builder(conf)
+      .useStatsFilter(false).useDictionaryFilter(false).useRecordFilter(false)
+      .useColumnIndexFilter(false).useBloomFilter(false).usePageChecksumVerification(false)
+    // Protocol / metaData only: the page index (column index null pages) lets parquet-mr skip
+    // every page in which both columns are null, i.e. nearly all of a large checkpoint.
+    if (pmOnly) builder.useColumnIndexFilter(true).withRecordFilter(FilterCompat.get(PmFilter))
+    builder.build()
+  }
+
   private def readParquet(
       conf: Configuration,
       file: FileStatus,
@@ -200,13 +214,7 @@ object CheckpointReader {
       want.children.contains("protocol")
     val reader =
       try {
-        val builder = HadoopReadOptions.builder(conf)
-          .useStatsFilter(false).useDictionaryFilter(false).useRecordFilter(false)
-          .useColumnIndexFilter(false).useBloomFilter(false).usePageChecksumVerification(false)
-        // Protocol / metaData only: the page index (column index null pages) lets parquet-mr skip
-        // every page in which both columns are null, i.e. nearly all of a large checkpoint.
-        if (pmOnly) builder.useColumnIndexFilter(true).withRecordFilter(FilterCompat.get(PmFilter))
-        ParquetFileReader.open(inputFile(conf, file), builder.build())
+        ParquetFileReader.open(inputFile(conf, file), readOptions(conf, pmOnly))
       } catch { case NonFatal(e) => throw corrupt(path, e) }
     try {
       val fileSchema = reader.getFooter.getFileMetaData.getSchema
@@ -259,9 +267,21 @@ object CheckpointReader {
           val dropped =
             if (pmOnly || !present.contains("add")) Nil
             else absentAddChildren(block, fileSchema, requested.getType(requested.getFieldIndex("add")).asGroupType())
-          val (schema, materializer, columnIO) = plan(present ++ dropped.map(DropAddPrefix + _))
+          val full = plan(present ++ dropped.map(DropAddPrefix + _))
           val plainAdd = sink.wantsPlainAdds && present.contains("add") &&
-            PlainAddColumns.applies(schema.getType(schema.getFieldIndex("add")).asGroupType())
+            PlainAddColumns.applies(full._1.getType(full._1.getFieldIndex("add")).asGroupType())
+          // A large row group's `add.stats` is decoded on a second thread with a reader of its
+          // own, so this reader's projection leaves it out.
+          val statsGroup = if (!plainAdd) null else full._1.getType(full._1.getFieldIndex("add")).asGroupType()
+          val parallelStats =
+            if (statsGroup == null || !statsGroup.containsField("stats") || sink.detachedStats == null ||
+              block.getRowCount < ParallelStatsMinRows || block.getRowCount > Int.MaxValue ||
+              CheckpointThreads.executor == null) null
+            else new ParallelStatsReader(() => ParquetFileReader.open(inputFile(conf, file), readOptions(conf, pmOnly = false)),
+              new MessageType(requested.getName, statsGroup.withNewFields(java.util.List.of(statsGroup.getType("stats")))),
+              block.getStartingPos, block.getRowCount.toInt)
+          val (schema, materializer, columnIO) =
+            if (parallelStats == null) full else plan(present ++ (dropped :+ "stats").map(DropAddPrefix + _))
           reader.setRequestedSchema(schema)
           // Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
           val pages = try reader.readNextRowGroup() catch { case NonFatal(e) => throw corrupt(path, e) }
@@ -275,7 +295,8 @@ object CheckpointReader {
           }
           if (plainAdd) {
             val addOnly = new MessageType(schema.getName, schema.getType(schema.getFieldIndex("add")))
-            try PlainAddColumns.read(fixed, addOnly, reader.getFooter.getFileMetaData.getCreatedBy, version, sink)
+            try PlainAddColumns.read(fixed, addOnly, reader.getFooter.getFileMetaData.getCreatedBy, version, sink,
+              parallelStats)
             catch { case e: IllegalStateException => throw corrupt(path, e) }
           }
         }

@@ -111,6 +111,11 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
       case a => other(a)
     }
     override def wantsPlainAdds: Boolean = true
+    override val detachedStats: DetachedStats = new DetachedStats {
+      override def keptRows: Int = files.size
+      override def detach(): Utf8ColumnBuilder = files.detachStats()
+      override def attach(stats: Utf8ColumnBuilder): Unit = files.attachStats(stats)
+    }
     override def acceptPlainAdd(version: Long, r: PlainAddRow): Unit =
       if (!check || !maybeSeen(r) || !seen.contains(fileKeys.key(r.path, null))) {
         files.addPlain(r.pathBuf, r.pathOff, r.pathLen, r.partitionValues, r.size, r.modificationTime,

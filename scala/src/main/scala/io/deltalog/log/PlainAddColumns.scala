@@ -205,7 +205,26 @@ private[log] object PlainAddColumns {
    * `add` in `schema`, a message type whose only field is the projected `add` group) and pushes
    * every row that has an `add` into `sink`.
    */
-  def read(pages: PageReadStore, schema: MessageType, createdBy: String, version: Long, sink: ReplaySink): Unit = {
+  def read(pages: PageReadStore, schema: MessageType, createdBy: String, version: Long, sink: ReplaySink): Unit =
+    read(pages, schema, createdBy, version, sink, null)
+
+  /**
+   * [[read]] with the `stats` of the rows decoded by `parallelStats` on another thread (`schema`
+   * then has no `add.stats`; `sink.detachedStats` must not be null).
+   */
+  def read(pages: PageReadStore, schema: MessageType, createdBy: String, version: Long, sink: ReplaySink,
+      parallelStats: ParallelStatsReader): Unit = {
+    if (parallelStats == null) { readRows(pages, schema, createdBy, version, sink, null, null); return }
+    val ds = sink.detachedStats
+    parallelStats.start(ds.detach())
+    // On a failure the load is abandoned: the other thread is only stopped.
+    try readRows(pages, schema, createdBy, version, sink, parallelStats, ds)
+    catch { case e: Throwable => parallelStats.abort(); throw e }
+    ds.attach(parallelStats.finish())
+  }
+
+  private def readRows(pages: PageReadStore, schema: MessageType, createdBy: String, version: Long, sink: ReplaySink,
+      ps: ParallelStatsReader, ds: DetachedStats): Unit = {
     val add = schema.getType(schema.getFieldIndex("add")).asGroupType()
     val store = new ColumnReadStoreImpl(pages, new ParquetActionConverters.IgnoreGroup(schema), schema, createdBy)
     val addLevel = schema.getMaxDefinitionLevel("add")
@@ -244,6 +263,7 @@ private[log] object PlainAddColumns {
     while (i < rows) {
       val pathLevel = path.next()
       if (pathLevel < addLevel) {
+        if (ps != null) ps.decide(i.toInt, false)
         if (size != null) size.next()
         if (mtime != null) mtime.next()
         if (dataChange != null) dataChange.next()
@@ -268,6 +288,7 @@ private[log] object PlainAddColumns {
           row.statsBuf = stats.buf; row.statsOff = stats.off; row.statsLen = stats.len
         } else row.statsBuf = null
         row.partitionValues = if (pv == null) Map.empty else pv.row()
+        val keptBefore = if (ds == null) 0 else ds.keptRows
         if (!extras) sink.acceptPlainAdd(version, row)
         else {
           val t = if (tags == null) None else { val m = tags.row(); if (tags.present) Some(m) else None }
@@ -279,6 +300,7 @@ private[log] object PlainAddColumns {
           else sink.accept(version, row.toAddFile.copy(tags = t, deletionVector = d, baseRowId = b,
             defaultRowCommitVersion = r, clusteringProvider = c))
         }
+        if (ps != null) ps.decide(i.toInt, ds.keptRows > keptBefore)
       }
       i += 1
     }

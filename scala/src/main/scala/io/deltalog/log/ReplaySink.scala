@@ -22,6 +22,24 @@ trait ReplaySink {
 
   /** A plain `add` row (see [[PlainAddRow]]); the row object is reused for the next row. */
   def acceptPlainAdd(version: Long, row: PlainAddRow): Unit = accept(version, row.toAddFile)
+
+  /**
+   * Non-null when a checkpoint reader may decode the `stats` of the `add` rows on another thread
+   * and append them itself (see [[DetachedStats]]); rows then arrive with no stats.
+   */
+  def detachedStats: DetachedStats = null
+}
+
+/**
+ * The stats column of a sink, handed to a checkpoint reader for one row group: between [[detach]]
+ * and [[attach]], the sink keeps `add` rows without appending their stats, and the reader appends
+ * the stats of exactly the rows the sink kept, in row order. [[keptRows]] counts the `add` rows
+ * the sink has kept, so the reader can tell whether a row it handed over was kept.
+ */
+trait DetachedStats {
+  def keptRows: Int
+  def detach(): Utf8ColumnBuilder
+  def attach(stats: Utf8ColumnBuilder): Unit
 }
 
 /**

@@ -141,7 +141,8 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
   private var partitionValues = new Array[Map[String, String]](cap)
   private var sizes = new Array[Long](cap)
   private var mtimes = new Array[Long](cap)
-  private val stats = new Utf8ColumnBuilder(256, initialCapacity)
+  private var stats = new Utf8ColumnBuilder(256, initialCapacity)
+  private var statsDetached = false
   private var tags: Array[Map[String, String]] = _
   private var dvs: Array[DeletionVectorDescriptor] = _
   private var baseRowIds: Array[Long] = _
@@ -184,7 +185,7 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
     sizes(n) = a.size
     sizeSum += a.size
     mtimes(n) = a.modificationTime
-    stats.add(a.stats.orNull)
+    if (!statsDetached) stats.add(a.stats.orNull)
     if (a.tags.isDefined) {
       if (tags == null) tags = new Array[Map[String, String]](cap)
       tags(n) = a.tags.get
@@ -233,7 +234,7 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
     sizes(n) = size
     sizeSum += size
     mtimes(n) = modificationTime
-    if (statsBuf == null) stats.addNull() else stats.add(statsBuf, statsOff, statsLen)
+    if (!statsDetached) { if (statsBuf == null) stats.addNull() else stats.add(statsBuf, statsOff, statsLen) }
     n += 1
   }
 
@@ -246,9 +247,27 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
       sizes(n) = c.size(i)
       sizeSum += c.size(i)
       mtimes(n) = c.modificationTime(i)
-      stats.addFrom(c.statsColumn, i)
+      if (!statsDetached) stats.addFrom(c.statsColumn, i)
       n += 1
     } else this += c.get(i)
+  }
+
+  /**
+   * Hands the stats column to another thread ([[DetachedStats]]): until [[attachStats]], rows are
+   * appended without their stats and that thread appends them, one per row, in row order.
+   */
+  def detachStats(): Utf8ColumnBuilder = {
+    if (statsDetached) throw new IllegalStateException("stats column already detached")
+    statsDetached = true
+    stats
+  }
+
+  /** Takes the stats column back; it must then hold one value per row. */
+  def attachStats(b: Utf8ColumnBuilder): Unit = {
+    if (!statsDetached) throw new IllegalStateException("stats column not detached")
+    stats = b
+    statsDetached = false
+    if (b.size != n) throw new IllegalStateException(s"stats column has ${b.size} values for $n rows")
   }
 
   def result(): FileChunk = new FileChunk(n, paths.result(), trim(partitionValues), trimL(sizes), trimL(mtimes),

@@ -1,0 +1,102 @@
+package io.deltalog.log
+
+import java.util.concurrent.{Callable, ExecutionException, Future}
+import java.util.concurrent.atomic.AtomicInteger
+import java.util.concurrent.locks.LockSupport
+
+import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.schema.MessageType
+
+/**
+ * Decodes the `add.stats` column of one checkpoint row group on a background thread while the
+ * reader's thread decodes the other `add` columns and hands rows to the sink. `stats` is most of
+ * a checkpoint's bytes, so this splits a checkpoint load over two cores.
+ *
+ * The background thread opens a Parquet reader of its own (`open`): parquet-mr shares one
+ * decompressor between the columns of a reader, so two threads cannot decode two columns of the
+ * same reader. It appends to the sink's detached stats column ([[DetachedStats]]) the value of
+ * exactly the rows the reader's thread kept ([[decide]]), in row order: the stats of row `i` are
+ * appended only after the decision for row `i` is published (decisions are published in batches
+ * through one atomic counter, which orders the writes of `kept` before the reads).
+ *
+ * @param open      opens a reader of the checkpoint file (closed here)
+ * @param schema    message type holding only `add.stats` (as projected from the file)
+ * @param blockStart starting position of the row group in the file (identifies it in the new reader)
+ * @param rows      rows of the row group
+ */
+private[log] final class ParallelStatsReader(open: () => ParquetFileReader, schema: MessageType, blockStart: Long,
+    rows: Int) {
+  private val kept = new Array[Boolean](rows)
+  private val published = new AtomicInteger(0)
+  @volatile private var aborted = false
+  private var out: Utf8ColumnBuilder = _
+  private var task: Future[Unit] = _
+
+  /** Starts appending to `stats` (the sink's detached column). */
+  def start(stats: Utf8ColumnBuilder): Unit = {
+    out = stats
+    task = CheckpointThreads.executor.submit(new Callable[Unit] { override def call(): Unit = run() })
+  }
+
+  /** Row `row` (in order) was kept by the sink (`keep`) or not, or has no `add`. */
+  def decide(row: Int, keep: Boolean): Unit = {
+    kept(row) = keep
+    if ((row & 4095) == 4095) published.set(row + 1)
+  }
+
+  /** Waits for the background thread; returns the stats column. Its exceptions are rethrown. */
+  def finish(): Utf8ColumnBuilder = {
+    published.set(rows)
+    try task.get()
+    catch {
+      case e: ExecutionException => e.getCause match {
+        case i: IllegalStateException => throw i
+        case other => throw new IllegalStateException(s"cannot read add.stats: $other", other)
+      }
+    }
+    out
+  }
+
+  /** Stops the background thread after a failure of the reader's thread; returns the column. */
+  def abort(): Utf8ColumnBuilder = {
+    aborted = true
+    published.set(rows)
+    try task.get() catch { case _: Exception => }
+    out
+  }
+
+  private def run(): Unit = {
+    val reader = open()
+    try {
+      reader.setRequestedSchema(schema)
+      val block = reader.getRowGroups.toArray.indexWhere {
+        case b: org.apache.parquet.hadoop.metadata.BlockMetaData => b.getStartingPos == blockStart
+      }
+      if (block < 0) throw new IllegalStateException(s"row group at $blockStart not found")
+      val pages = reader.readRowGroup(block)
+      if (pages == null || pages.getRowCount != rows) throw new IllegalStateException(s"row group at $blockStart changed")
+      val d = schema.getColumnDescription(Array("add", "stats"))
+      val stats = new BinaryLeafDecoder(pages.getPageReader(d), d)
+      val max = d.getMaxDefinitionLevel
+      var i = 0
+      var avail = 0
+      var spins = 0
+      while (i < rows) {
+        while (i >= avail) {
+          if (aborted) return
+          avail = published.get()
+          if (i >= avail) {
+            spins += 1
+            if (spins < 64) Thread.onSpinWait() else LockSupport.parkNanos(50000L)
+          }
+        }
+        spins = 0
+        val dl = stats.next()
+        if (kept(i)) {
+          if (dl == max) out.add(stats.buf, stats.off, stats.len) else out.addNull()
+        }
+        i += 1
+      }
+    } finally reader.close()
+  }
+}

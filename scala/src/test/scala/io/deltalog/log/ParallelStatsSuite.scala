@@ -1,0 +1,96 @@
+package io.deltalog.log
+
+import org.junit.jupiter.api.Assertions._
+import org.junit.jupiter.api.Test
+
+import io.deltalog.actions._
+import io.deltalog.log.CheckpointTestSupport._
+
+/**
+ * A checkpoint's `add.stats` decoded on a second thread ([[ParallelStatsReader]]) against the same
+ * read on one thread: a sink that keeps only some rows (as replay does when later commits touched
+ * a file), rows without stats, rows that are not plain (deletion vectors, tags) and several row
+ * parts, one too small for the second thread.
+ */
+class ParallelStatsSuite {
+
+  private val metadata = Metadata(id = "parallel-stats", schemaString = SchemaString, partitionColumns = Seq("part"),
+    createdTime = Some(1700000000000L))
+  private val dv = DeletionVectorDescriptor("u", "ab^-aqEH.-t@S}K{vb[*k^", Some(1), 36, 2L)
+
+  private def add(i: Int): AddFile = AddFile(s"part=${i % 3}/f-$i.parquet", Map("part" -> (i % 3).toString),
+    1000L + i, 1700000000000L + i, dataChange = false,
+    stats = if (i % 13 == 0) None else Some(stats(i)),
+    deletionVector = if (i % 101 == 0) Some(dv) else None,
+    tags = if (i % 211 == 0) Some(Map("t" -> i.toString)) else None)
+
+  /** Keeps the `add` rows whose path is not shadowed in a chunk, like replay's checkpoint sink. */
+  private final class ChunkSink(shadowed: String => Boolean, parallel: Boolean) extends ReplaySink {
+    val files = new FileChunkBuilder(1024)
+    var detached = 0
+    override def accept(version: Long, action: Action): Unit = action match {
+      case a: AddFile => if (!shadowed(a.path)) files += a
+      case _ =>
+    }
+    override def wantsPlainAdds: Boolean = true
+    override def acceptPlainAdd(version: Long, r: PlainAddRow): Unit =
+      if (!shadowed(r.path)) {
+        files.addPlain(r.pathBuf, r.pathOff, r.pathLen, r.partitionValues, r.size, r.modificationTime,
+          r.statsBuf, r.statsOff, r.statsLen)
+      }
+    override val detachedStats: DetachedStats = if (!parallel) null else new DetachedStats {
+      override def keptRows: Int = files.size
+      override def detach(): Utf8ColumnBuilder = { detached += 1; files.detachStats() }
+      override def attach(stats: Utf8ColumnBuilder): Unit = files.attachStats(stats)
+    }
+  }
+
+  private def rows(c: FileChunk): IndexedSeq[AddFile] = (0 until c.length).map(c.get)
+
+  @Test def secondThreadGivesTheSameChunkAsOneThread(): Unit = {
+    val n = 90000
+    val actions: Seq[Action] = Seq(protocolLegacy, metadata) ++ (0 until n).map(add) ++
+      Seq(RemoveFile("gone.parquet", Some(1L), dataChange = false))
+    val log = tempLogDir("parallel-stats")
+    // three parts: two large enough for the second thread, one too small
+    val res = CheckpointWriter.write(conf, hadoopPath(log), 7, actions.iterator, CheckpointWriteOptions(partSize = Some(40000)))
+    assertEquals(3, res.files.size)
+    for (shadow <- Seq[String => Boolean](_ => false, p => p.hashCode % 17 == 0, p => p.endsWith("7.parquet"))) {
+      val one = new ChunkSink(shadow, parallel = false)
+      CheckpointReader.read(conf, CheckpointInstance(7, res.files), one)
+      val two = new ChunkSink(shadow, parallel = true)
+      CheckpointReader.read(conf, CheckpointInstance(7, res.files), two)
+      assertTrue(two.detached >= 1, "the second thread was not used")
+      val expected = (0 until n).map(add).filterNot(a => shadow(a.path))
+      val a = rows(one.files.result())
+      val b = rows(two.files.result())
+      assertEquals(expected.size, b.size)
+      assertEquals(a, b)
+      assertEquals(expected.map(_.path).sorted, b.map(_.path).sorted)
+      assertEquals(expected.map(a => a.path -> a.stats).toMap, b.map(a => a.path -> a.stats).toMap)
+    }
+  }
+
+  @Test def replayLoadUsesTheSecondThreadAndMatchesSerialRead(): Unit = {
+    // Through DeltaLog: a checkpoint plus a commit that removes and re-adds checkpoint files.
+    val n = 40000
+    val log = tempLogDir("parallel-stats-replay")
+    val res = CheckpointWriter.write(conf, hadoopPath(log), 0,
+      (Seq[Action](protocolLegacy, metadata) ++ (0 until n).map(add)).iterator)
+    assertEquals(1, res.files.size)
+    java.nio.file.Files.writeString(log.resolve("00000000000000000000.json"),
+      (Seq[Action](protocolLegacy, metadata) ++ (0 until n).map(add)).map(_.json).mkString("\n") + "\n")
+    val commit = (0 until n by 997).map(i => RemoveFile(add(i).path, Some(1L), dataChange = true).json) ++
+      (0 until n by 1999).map(i => add(i).copy(stats = Some("""{"numRecords":1}""")).json)
+    java.nio.file.Files.writeString(log.resolve("00000000000000000001.json"), commit.mkString("\n") + "\n")
+    val snapshot = DeltaLog.uncached(log.getParent.toString, conf).update()
+    assertEquals(Some(0L), snapshot.logSegment.checkpoint.map(_.version))
+    val live = snapshot.allFiles.map(a => a.path -> a.stats).toMap
+    val removed = (0 until n by 997).toSet
+    val readded = (0 until n by 1999).toSet
+    val expected = (0 until n).filter(i => !removed(i) || readded(i)).map { i =>
+      add(i).path -> (if (readded(i)) Some("""{"numRecords":1}""") else add(i).stats)
+    }.toMap
+    assertEquals(expected, live)
+  }
+}
