@@ -42,29 +42,79 @@ object PathCodec {
     isAsciiLetter(c) || (c >= '0' && c <= '9') || c == '+' || c == '.' || c == '-'
 
   /**
+   * A 64-bit hash of the path held as UTF-8 bytes `[off, off + len)` of `buf` when those bytes
+   * make a plain path ([[isPlain]]: all ASCII, so the bytes are the chars), else the marker
+   * `Long.MinValue` (never a hash). Equals [[plainPathHash(path:String)*]] of the same path, so a
+   * caller can test raw bytes against a set of plain keys without decoding them. Mixes eight
+   * bytes at a time: a byte-at-a-time polynomial hash is one long dependency chain per path,
+   * which showed in replays that check a million checkpoint paths.
+   */
+  def plainPathHash(buf: java.nio.ByteBuffer, off: Int, len: Int): Long = {
+    val swap = buf.order() != java.nio.ByteOrder.LITTLE_ENDIAN
+    var h = PathSeed ^ len.toLong
+    var i = off
+    val end = off + len
+    while (i < end) {
+      val n = math.min(8, end - i)
+      var w = 0L
+      if (n == 8) { w = buf.getLong(i); if (swap) w = java.lang.Long.reverseBytes(w) }
+      else { var k = 0; while (k < n) { w |= (buf.get(i + k) & 0xFFL) << (8 * k); k += 1 } }
+      if ((w & HighBits) != 0 || !allowedWord(w, n)) return Long.MinValue
+      h = mixWord(h, w)
+      i += n
+    }
+    finishHash(h)
+  }
+
+  /** [[plainPathHash(buf:java\.nio\.ByteBuffer,off:Int,len:Int)*]] of a path String (Long.MinValue: not plain). */
+  def plainPathHash(path: String): Long = {
+    val len = path.length
+    var h = PathSeed ^ len.toLong
+    var i = 0
+    while (i < len) {
+      val n = math.min(8, len - i)
+      var w = 0L
+      var k = 0
+      while (k < n) {
+        val c = path.charAt(i + k)
+        if (c >= 128) return Long.MinValue
+        w |= c.toLong << (8 * k)
+        k += 1
+      }
+      if (!allowedWord(w, n)) return Long.MinValue
+      h = mixWord(h, w)
+      i += n
+    }
+    finishHash(h)
+  }
+
+  private val PathSeed = 0x2545F4914F6CDD1DL
+  private val HighBits = 0x8080808080808080L
+
+  /** True when the `n` low bytes of `w` (all ASCII) are characters [[encodePath]] keeps literal. */
+  private def allowedWord(w: Long, n: Int): Boolean = {
+    var k = 0
+    var ok = true
+    while (k < n) { ok &= AsciiAllowed(((w >>> (8 * k)) & 0x7F).toInt); k += 1 }
+    ok
+  }
+
+  private def mixWord(h: Long, w: Long): Long = {
+    val x = (h ^ w) * 0x9E3779B97F4A7C15L
+    x ^ (x >>> 29)
+  }
+
+  private def finishHash(h: Long): Long = {
+    val x = (h ^ (h >>> 32)) * 0xD6E8FEB86659FD93L
+    val r = x ^ (x >>> 32)
+    if (r == Long.MinValue) 0L else r
+  }
+
+  /**
    * True when every character of `path` is an ASCII character that [[encodePath]] keeps literal
    * (so no `%` and no `:`): such a path is relative, and `decodePath`, `encodePath` and
    * [[canonicalPathKey]] all return it unchanged.
    */
-  /**
-   * `String.hashCode` of the path held as UTF-8 bytes `[off, off + len)` of `buf` when those
-   * bytes make a plain path ([[isPlain]]: all ASCII, so the bytes are the chars), else None-like
-   * `Long.MinValue`. Lets a caller test membership of raw bytes in a set of keys without
-   * decoding them.
-   */
-  def plainHash(buf: java.nio.ByteBuffer, off: Int, len: Int): Long = {
-    var h = 0
-    var i = off
-    val end = off + len
-    while (i < end) {
-      val b = buf.get(i)
-      if (b < 0 || !AsciiAllowed(b)) return Long.MinValue
-      h = 31 * h + b
-      i += 1
-    }
-    h.toLong
-  }
-
   def isPlain(path: String): Boolean = {
     var i = 0
     val n = path.length

@@ -98,11 +98,16 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
     // checkpoint path, whose key is the path itself, is decoded and looked up only on a hit.
     private val seenHashes: java.util.BitSet = if (!check) null else {
       val b = new java.util.BitSet(SeenHashBits)
-      seen.iterator.foreach(k => b.set(k.hashCode & (SeenHashBits - 1)))
+      // Keys that are not plain paths can only match checkpoint paths that are not plain either,
+      // and those are always looked up.
+      seen.iterator.foreach { k =>
+        val h = PathCodec.plainPathHash(k)
+        if (h != Long.MinValue) b.set(h.toInt & (SeenHashBits - 1))
+      }
       b
     }
     private def maybeSeen(r: PlainAddRow): Boolean = {
-      val h = PathCodec.plainHash(r.pathBuf, r.pathOff, r.pathLen)
+      val h = PathCodec.plainPathHash(r.pathBuf, r.pathOff, r.pathLen)
       h == Long.MinValue || seenHashes.get(h.toInt & (SeenHashBits - 1))
     }
     override def accept(version: Long, action: Action): Unit = action match {

@@ -71,4 +71,30 @@ class PathCodecSuite {
       }
     Seq("a%20b", "a b", "a:b", "s3://b/k", "file:/x", "ü", "a#b").foreach(p => assertFalse(PathCodec.isPlain(p), p))
   }
+
+  @Test def plainPathHashOfBytesEqualsHashOfTheString(): Unit = {
+    val rnd = new scala.util.Random(3)
+    val chars = ('a' to 'z') ++ ('0' to '9') ++ "-_.!~*'();@&=+$,/=".toSeq
+    val plain = Seq("", "a", "part-00000-abc.c000.snappy.parquet", "x=1/y=2/f.parquet", "/abs/path") ++
+      (1 to 300).map(_ => Seq.fill(rnd.nextInt(90))(chars(rnd.nextInt(chars.size))).mkString)
+    val notPlain = Seq("a%20b", "a b", "a:b", "s3://b/k", "file:/x", "ü", "a#b", "part-0000000000:1", "abcdefgh\u0000")
+    def bytesHash(p: String, order: java.nio.ByteOrder): Long = {
+      val b = ("xyz" + p + "q").getBytes(java.nio.charset.StandardCharsets.UTF_8) // inside a larger buffer
+      PathCodec.plainPathHash(java.nio.ByteBuffer.wrap(b).order(order), 3, b.length - 4)
+    }
+    for (p <- plain) {
+      val h = PathCodec.plainPathHash(p)
+      assertNotEquals(Long.MinValue, h, p)
+      assertEquals(h, bytesHash(p, java.nio.ByteOrder.LITTLE_ENDIAN), p)
+      assertEquals(h, bytesHash(p, java.nio.ByteOrder.BIG_ENDIAN), p)
+    }
+    for (p <- notPlain) {
+      assertFalse(PathCodec.isPlain(p), p)
+      assertEquals(Long.MinValue, PathCodec.plainPathHash(p), p)
+      assertEquals(Long.MinValue, bytesHash(p, java.nio.ByteOrder.LITTLE_ENDIAN), p)
+    }
+    // distinct paths rarely collide (a Bloom filter over these hashes must stay selective)
+    assertEquals(plain.distinct.size, plain.distinct.map(PathCodec.plainPathHash).distinct.size)
+    assertNotEquals(PathCodec.plainPathHash("ab"), PathCodec.plainPathHash("ab\u0000".take(2) + "c"))
+  }
 }
