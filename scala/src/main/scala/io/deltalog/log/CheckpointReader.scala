@@ -41,7 +41,9 @@ import io.deltalog.protocol.Protocol
 final case class CheckpointReadOptions(
     skipStats: Boolean = false,
     onlyProtocolAndMetadata: Boolean = false,
-    skipRemoves: Boolean = false)
+    skipRemoves: Boolean = false,
+    /** The caller knows the protocol and metadata: their rows are not read (Parquet files). */
+    skipProtocolAndMetadata: Boolean = false)
 
 object CheckpointReadOptions {
   val default: CheckpointReadOptions = CheckpointReadOptions()
@@ -88,7 +90,8 @@ object CheckpointReader {
       override def acceptPlainAdd(version: Long, row: PlainAddRow): Unit = sink.acceptPlainAdd(version, row)
       override def detachedStats: DetachedStats = sink.detachedStats
     }
-    val topWant = CheckpointSchema.topLevelWant(options.skipStats, options.onlyProtocolAndMetadata, options.skipRemoves)
+    val topWant = CheckpointSchema.topLevelWant(options.skipStats, options.onlyProtocolAndMetadata, options.skipRemoves,
+      options.skipProtocolAndMetadata)
     if (options.onlyProtocolAndMetadata) {
       val pm = new ProtocolAndMetadataSink(sink)
       val it = checkpoint.files.iterator

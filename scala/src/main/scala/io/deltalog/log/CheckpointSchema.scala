@@ -130,7 +130,8 @@ object CheckpointSchema {
     "configuration" -> Whole, "createdTime" -> Whole)
 
   /** The top-level columns to read for the given options. */
-  def topLevelWant(skipStats: Boolean, onlyProtocolAndMetadata: Boolean, skipRemoves: Boolean): Fields =
+  def topLevelWant(skipStats: Boolean, onlyProtocolAndMetadata: Boolean, skipRemoves: Boolean,
+      skipProtocolAndMetadata: Boolean = false): Fields =
     if (onlyProtocolAndMetadata) Fields("protocol" -> ProtocolWant, "metaData" -> MetadataWant)
     else {
       val all = Seq[(String, Want)](
@@ -142,7 +143,7 @@ object CheckpointSchema {
         "checkpointMetadata" -> Fields.whole("version", "tags"),
         "sidecar" -> Fields.whole("path", "sizeInBytes", "modificationTime", "tags")) ++
         (if (skipRemoves) Nil else Seq("remove" -> removeWant(!skipStats)))
-      new Fields(all.toMap)
+      new Fields(all.filterNot(f => skipProtocolAndMetadata && (f._1 == "protocol" || f._1 == "metaData")).toMap)
     }
 
   /** Columns read from sidecars: file actions only. */

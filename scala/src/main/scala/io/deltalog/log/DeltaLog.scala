@@ -182,8 +182,15 @@ final class DeltaLog private[log] (
 
   private[log] def snapshotFor(segment: LogSegment): Snapshot = {
     val checksum = VersionChecksum.read(fs, logPath, segment.version)
-    new Snapshot(this, segment, None, checksum, () => replay.protocolAndMetadata(segment),
-      () => replay.load(segment))
+    // The protocol and metadata read from the log (not from a .crc, which replay does not trust)
+    // spare the replay a second read of the checkpoint's protocol / metaData rows.
+    @volatile var fromLog: Option[(Protocol, Metadata)] = None
+    val pmLoader = () => {
+      val r = replay.protocolAndMetadata(segment)
+      for (p <- r._1; m <- r._2) fromLog = Some((p, m))
+      r
+    }
+    new Snapshot(this, segment, None, checksum, pmLoader, () => replay.load(segment, fromLog))
   }
 
   /** The snapshot at `version` (the cached one when it is that version). */

@@ -21,6 +21,13 @@ trait CheckpointSource {
    */
   def read(conf: Configuration, checkpoint: CheckpointInstance, sink: ReplaySink, skipRemoves: Boolean): Unit
 
+  /**
+   * [[read]] for a caller that already knows the protocol and metadata: a source may leave
+   * their rows out (the default reads everything).
+   */
+  def readWithoutProtocolAndMetadata(conf: Configuration, checkpoint: CheckpointInstance, sink: ReplaySink,
+      skipRemoves: Boolean): Unit = read(conf, checkpoint, sink, skipRemoves)
+
   /** The protocol and metadata rows of `checkpoint` (no file rows materialised). */
   def readProtocolAndMetadata(conf: Configuration, checkpoint: CheckpointInstance): (Option[Protocol], Option[Metadata])
 }
@@ -155,8 +162,12 @@ final class LogReplay(
 
   val fileKeys: FileKeys = FileKeys.forFileSystem(fs.getUri)
 
-  /** Full replay of `segment`. */
-  def load(segment: LogSegment): SnapshotState = {
+  /**
+   * Full replay of `segment`. `known`: the protocol and metadata of the segment's version as the
+   * metadata-only path read them from the same log; when given, the checkpoint's protocol and
+   * metaData rows are not read again.
+   */
+  def load(segment: LogSegment, known: Option[(Protocol, Metadata)] = None): SnapshotState = {
     LogReplay.distributedReplay match {
       case Some(d) if LogReplay.estimatedActions(segment) > LogReplay.distributedThreshold =>
         return d.replay(segment, tablePath, fileKeys)
@@ -168,7 +179,15 @@ final class LogReplay(
     val r = new ReverseReplay(fileKeys, math.max(1024, math.min(expected + commitKeys, 1 << 22)), commitKeys)
     commitReader.readInOrderForReplay(segment.deltas.reverse, fileKeys)(r.applyCommit)
     segment.checkpoint.foreach { cp =>
-      checkpoints.read(conf, cp, r.checkpointSink, skipRemoves = false)
+      // Commits after the checkpoint win; what they did not set is the checkpoint's, which the
+      // metadata-only path read already when `known` is given.
+      known.foreach { case (p, m) =>
+        if (r.protocol == null) r.protocol = p
+        if (r.metadata == null) r.metadata = m
+      }
+      if (r.protocol != null && r.metadata != null) {
+        checkpoints.readWithoutProtocolAndMetadata(conf, cp, r.checkpointSink, skipRemoves = false)
+      } else checkpoints.read(conf, cp, r.checkpointSink, skipRemoves = false)
     }
     if (r.protocol == null) {
       throw new StateRecoverException(tablePath, segment.version, "no protocol action found in the log")
@@ -308,6 +327,11 @@ private[log] object CheckpointReaderAdapter extends CheckpointSource {
   override def read(conf: Configuration, checkpoint: CheckpointInstance, sink: ReplaySink,
       skipRemoves: Boolean): Unit =
     CheckpointReader.read(conf, checkpoint, sink, CheckpointReadOptions(skipRemoves = skipRemoves))
+
+  override def readWithoutProtocolAndMetadata(conf: Configuration, checkpoint: CheckpointInstance, sink: ReplaySink,
+      skipRemoves: Boolean): Unit =
+    CheckpointReader.read(conf, checkpoint, sink,
+      CheckpointReadOptions(skipRemoves = skipRemoves, skipProtocolAndMetadata = true))
 
   override def readProtocolAndMetadata(conf: Configuration,
       checkpoint: CheckpointInstance): (Option[Protocol], Option[Metadata]) =

@@ -48,6 +48,20 @@ class LogFastPathSuite {
     }
   }
 
+  @Test def skippingProtocolAndMetadataReadsEverythingElse(): Unit = {
+    val dv = DeletionVectorDescriptor("u", "ab^-aqEH.-t@S}K{vb[*k^", Some(1), 36, 2L)
+    val actions: Seq[Action] = Seq(protocolFeatures, metadata, SetTransaction("app", 3, None),
+      DomainMetadata("d", "{}", removed = false)) ++ (0 until 40000).map(i => add(i, dv = if (i % 7 == 0) Some(dv) else None)) ++
+      Seq(RemoveFile("gone.parquet", Some(5L), dataChange = false))
+    val log = tempLogDir("fast-skip-pm")
+    val res = CheckpointWriter.write(conf, hadoopPath(log), 5, actions.iterator)
+    val all = readAll(res.files.map(_.getPath), 5)
+    val rest = readAll(res.files.map(_.getPath), 5, CheckpointReadOptions(skipProtocolAndMetadata = true))
+    def norm(xs: Seq[Action]) = xs.map(_.json).sorted
+    assertEquals(norm(all.filterNot(a => a.isInstanceOf[Protocol] || a.isInstanceOf[Metadata])), norm(rest))
+    assertEquals(2, all.size - rest.size)
+  }
+
   @Test def checkpointWithoutProtocolOrMetadataRows(): Unit = {
     val log = tempLogDir("fast-pm-none")
     val res = CheckpointWriter.write(conf, hadoopPath(log), 5, (0 until 30000).map(i => add(i): Action).iterator)

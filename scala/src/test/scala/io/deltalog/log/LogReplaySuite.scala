@@ -195,6 +195,8 @@ class LogReplaySuite {
         val (p, m, _) = replay.protocolAndMetadata(seg)
         assertEquals(Some(ref.currentProtocolVersion), p)
         assertEquals(Some(ref.currentMetaData), m)
+        // and a replay told its result (the checkpoint's protocol / metaData rows not read) is the same
+        assertSameState(ref, replay.load(seg, Some((p.get, m.get))), s"seed $seed with known protocol/metadata")
 
         // incremental: load at a middle version, then apply the rest
         if (n >= 2) {
