@@ -44,16 +44,21 @@ final class DeltaLog private[log] (
   /** Counter hook: number of commit files parsed by this instance. */
   val commitFilesRead = new AtomicLong()
 
-  /** Names of (about) the last [[DeltaLog.MaxRecordedReads]] commit files parsed (tests, diagnostics). */
+  /** Names of the last [[DeltaLog.MaxRecordedReads]] (up to twice as many) commit files parsed (tests, diagnostics). */
   val recentCommitReads = new java.util.concurrent.ConcurrentLinkedDeque[String]()
 
+  // ConcurrentLinkedDeque.size walks the whole deque: additions are counted on the side and the
+  // deque is trimmed (and recounted) once it may hold twice the limit.
+  private val recentCommitReadsCount = new java.util.concurrent.atomic.AtomicInteger()
+
   private[log] val commitReader = new CommitReader(fs, { p =>
-    // ConcurrentLinkedDeque.size is O(n): trim only every 64 reads.
-    if ((commitFilesRead.incrementAndGet() & 63) == 0) {
+    commitFilesRead.incrementAndGet()
+    recentCommitReads.addLast(p.getName)
+    if (recentCommitReadsCount.incrementAndGet() > 2 * MaxRecordedReads) {
       var n = recentCommitReads.size
       while (n > MaxRecordedReads) { recentCommitReads.pollFirst(); n -= 1 }
+      recentCommitReadsCount.set(n)
     }
-    recentCommitReads.addLast(p.getName)
   })
   private[log] val replay = new LogReplay(fs, hadoopConf, tablePath.toString, commitReader, checkpointSource)
 
