@@ -192,8 +192,8 @@ object CheckpointReader {
     else HadoopInputFile.fromStatus(file, conf)
   }
 
-  /** Row groups with fewer rows read `add.stats` on the reader's own thread. */
-  private val ParallelStatsMinRows = 32768
+  /** Row groups with fewer rows read `add.stats` on the reader's own thread (tests lower it). */
+  @volatile private[log] var ParallelStatsMinRows: Long = 32768
 
   private def readOptions(conf: Configuration, pmOnly: Boolean): org.apache.parquet.ParquetReadOptions = {
     val builder = HadoopReadOptions.builder(conf)

@@ -120,6 +120,48 @@ class CheckpointCorpusSuite {
     if (checkpoints.nonEmpty) assertTrue(plainRows > 0)
   }
 
+  /**
+   * The stats column decoded on a second thread ([[ParallelStatsReader]], here for every row
+   * group however small) gives the same rows as one thread, on every corpus checkpoint.
+   */
+  @Test def parallelStatsMatchOneThread(): Unit = {
+    def chunkOf(cp: CheckpointInstance, parallel: Boolean): (IndexedSeq[AddFile], Int) = {
+      val files = new FileChunkBuilder(16)
+      var detached = 0
+      val sink = new ReplaySink {
+        override def accept(version: Long, action: Action): Unit = action match {
+          case a: AddFile => files += a
+          case _ =>
+        }
+        override def wantsPlainAdds: Boolean = true
+        override def acceptPlainAdd(version: Long, r: PlainAddRow): Unit =
+          files.addPlain(r.pathBuf, r.pathOff, r.pathLen, r.partitionValues, r.size, r.modificationTime,
+            r.statsBuf, r.statsOff, r.statsLen)
+        override val detachedStats: DetachedStats = if (!parallel) null else new DetachedStats {
+          override def keptRows: Int = files.size
+          override def detach(): Utf8ColumnBuilder = { detached += 1; files.detachStats() }
+          override def attach(stats: Utf8ColumnBuilder): Unit = files.attachStats(stats)
+        }
+      }
+      CheckpointReader.read(conf, cp, sink)
+      val c = files.result()
+      ((0 until c.length).map(c.get), detached)
+    }
+    val saved = CheckpointReader.ParallelStatsMinRows
+    CheckpointReader.ParallelStatsMinRows = 1
+    try {
+      var used = 0
+      checkpoints.foreach { case (name, cp) =>
+        val (one, _) = chunkOf(cp, parallel = false)
+        val (two, detached) = chunkOf(cp, parallel = true)
+        used += detached
+        assertEquals(one, two, name)
+      }
+      println(s"[checkpoint corpus] $used row groups read with the stats column on a second thread")
+      if (checkpoints.nonEmpty) assertTrue(used > 0)
+    } finally CheckpointReader.ParallelStatsMinRows = saved
+  }
+
   @Test def everySidecarFileReads(): Unit = {
     val sidecars = allLogFiles.filter(p => p.getParent.getFileName.toString == "_sidecars")
     sidecars.foreach { p =>
