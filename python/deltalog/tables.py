@@ -171,18 +171,23 @@ class DeltaTable:
 
     def filesArrow(self) -> Any:
         """The live files (``add`` actions) as a pyarrow Table."""
-        import tempfile
-
-        from deltalog._files_transfer import read_files_transfer
+        from deltalog._files_transfer import TRANSFER_FILES, read_mapped
         # Plain states (no tags / DVs / row tracking) come as raw Arrow buffers built over a memory
-        # map, without Arrow Java or an IPC stream; others take the Arrow IPC path.
-        fd, path = tempfile.mkstemp(prefix="deltalog-", suffix=".files", dir=_transfer_dir())
-        os.close(fd)
+        # map, without Arrow Java or an IPC stream; others take the Arrow IPC path. Transfer files
+        # are reused once no table maps them (see TransferFiles).
+        path, pooled = TRANSFER_FILES.acquire(_transfer_dir())
+        mapped = None
         try:
             if _call(self._handle.filesRawToFile, path):
-                return read_files_transfer(path)
+                table, mapped = read_mapped(path)
+                return table
         finally:
-            os.unlink(path)
+            if not pooled:
+                os.unlink(path)
+            elif mapped is not None:
+                TRANSFER_FILES.attach(path, mapped)
+            else:
+                TRANSFER_FILES.release(path)
         return self._arrow("filesArrowToFile")
 
     def files(self) -> Any:

@@ -95,3 +95,83 @@ def test_not_a_transfer_file(tmp_path):
     f.write_bytes(b"PAR1" + os.urandom(64))
     with pytest.raises(ValueError, match="not a deltalog live-file transfer"):
         read_files_transfer(str(f))
+
+
+def _table(tmp_path, name, rows):
+    path = str(tmp_path / name)
+    write_deltalake(path, pa.table({"id": pa.array(range(rows), pa.int64()),
+                                    "s": pa.array([f"v{i}" for i in range(rows)])}))
+    for i in range(3):
+        write_deltalake(path, pa.table({"id": pa.array([i], pa.int64()), "s": pa.array(["x"])}), mode="append")
+    return path
+
+
+def _pool_files(d):
+    return sorted(p.name for p in Path(d).iterdir() if p.name.startswith(f"deltalog-{os.getpid()}-"))
+
+
+def test_transfer_files_are_reused_only_when_unmapped(spark, tmp_path, monkeypatch):
+    import gc
+
+    from deltalog._files_transfer import TRANSFER_FILES
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    monkeypatch.setenv("DELTALOG_TRANSFER_DIR", str(shm))
+    big = DeltaTable.forPath(spark, _table(tmp_path, "big", 50))
+    small = DeltaTable.forPath(spark, _table(tmp_path, "small", 5))
+    expected_big, expected_small = _ipc(big), _ipc(small)
+    first = big.filesArrow()
+    assert first.equals(expected_big)
+    files = _pool_files(shm)
+    assert len(files) == 1
+    # The first table still maps its file: the next transfer must not overwrite it.
+    second = small.filesArrow()
+    assert second.equals(expected_small)
+    assert first.equals(expected_big)
+    assert len(_pool_files(shm)) == 2
+    # Once no table maps a file, it is written again (cut to the new size) instead of a new one.
+    del first
+    gc.collect()
+    third = small.filesArrow()
+    assert third.equals(expected_small) and second.equals(expected_small)
+    assert len(_pool_files(shm)) == 2
+    del second, third
+    gc.collect()
+    again = big.filesArrow()
+    assert again.equals(expected_big)
+    assert _pool_files(shm) == files or len(_pool_files(shm)) == 2
+    del again
+    gc.collect()
+    TRANSFER_FILES.close()
+    assert _pool_files(shm) == []
+
+
+def test_transfer_reuse_can_be_turned_off(spark, tmp_path, monkeypatch):
+    shm = tmp_path / "shm"
+    shm.mkdir()
+    monkeypatch.setenv("DELTALOG_TRANSFER_DIR", str(shm))
+    monkeypatch.setenv("DELTALOG_TRANSFER_REUSE", "0")
+    dt = DeltaTable.forPath(spark, _table(tmp_path, "t", 20))
+    t = dt.filesArrow()
+    assert t.equals(_ipc(dt))
+    assert list(shm.iterdir()) == []  # unlinked once mapped; the table still reads it
+    assert t.column("path").to_pylist() == _ipc(dt).column("path").to_pylist()
+
+
+def test_files_of_dead_processes_are_removed(tmp_path):
+    import subprocess
+    import sys
+
+    from deltalog._files_transfer import TransferFiles
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    stale = tmp_path / f"deltalog-{dead}-abc.files"
+    stale.write_bytes(b"x")
+    other = tmp_path / "deltalog-notapid.files"
+    other.write_bytes(b"y")
+    pool = TransferFiles()
+    path, pooled = pool.acquire(str(tmp_path))
+    assert pooled and os.path.exists(path)
+    assert not stale.exists() and other.exists()
+    pool.close()
+    assert not os.path.exists(path)

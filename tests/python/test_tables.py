@@ -191,7 +191,11 @@ def test_arrow_transfer_uses_the_configured_directory(spark, rs_table, tmp_path,
     files = tables.DeltaTable.forPath(spark, str(rs_table)).filesArrow()
     assert used == [str(transfer)]
     assert set(files.column("path").to_pylist()) == set(_rs_adds(rs_table))
-    assert list(transfer.iterdir()) == []  # the transfer file is removed once mapped
+    # the transfer file stays for reuse (see TransferFiles) and goes when the pool is closed
+    assert [p.name.startswith(f"deltalog-{os.getpid()}-") for p in transfer.iterdir()] == [True]
+    from deltalog._files_transfer import TRANSFER_FILES
+    TRANSFER_FILES.close()
+    assert list(transfer.iterdir()) == []
 
 
 def test_small_shared_memory_is_not_used_for_transfers(monkeypatch):

@@ -4,6 +4,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.channels.FileChannel
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Paths, StandardOpenOption}
+import java.util.concurrent.ArrayBlockingQueue
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory
 
@@ -12,11 +13,17 @@ import io.deltalog.log.{FileChunk, SnapshotState, Utf8Column}
 /**
  * The live files of a snapshot written for Python as raw Arrow buffers, without Arrow Java: each
  * batch's columns are laid out exactly as Arrow arrays (validity bitmaps, int32 offsets, UTF-8
- * data, little-endian int64s; every buffer 64-byte aligned) and copied once, straight from the
- * state's columns into the file; a JSON footer says where each buffer is. Python builds the
- * arrays over a memory map of the file (`pyarrow.Array.from_buffers`), so the bytes are never
- * copied again. The result is the table [[FilesArrow.addsFromState]] gives (same schema, rows and
- * batches), which is the reference it is tested against.
+ * data, little-endian int64s; every buffer 64-byte aligned); a JSON footer says where each
+ * buffer is. Python builds the arrays over a memory map of the file
+ * (`pyarrow.Array.from_buffers`), so the bytes are never copied again. The result is the table
+ * [[FilesArrow.addsFromState]] gives (same schema, rows and batches), which is the reference the
+ * Python tests compare it with.
+ *
+ * A batch is a list of runs of consecutive live rows (a whole chunk when it has no deleted rows),
+ * and strings are copied a segment slice of a run at a time: the data bytes of a slice are
+ * contiguous in the [[Utf8Column]], and its Arrow offsets are its segment offsets shifted in one
+ * loop; sizes and modification times are copied as arrays. Writing the file (kernel page
+ * allocation and copy into tmpfs) is most of the time, so it runs on a second thread, see [[Out]].
  *
  * Only plain states are written this way: when a file has tags, a deletion vector, row tracking
  * or a clustering provider, [[write]] returns false and the caller uses [[FilesArrow]]. Those
@@ -44,44 +51,86 @@ object FilesTransfer {
   /** [[write]] with `batchSize` rows per batch (tests use small batches). */
   def write(state: SnapshotState, file: String, batchSize: Int): Boolean = {
     if (!applies(state)) return false
-    val ch = FileChannel.open(Paths.get(file), StandardOpenOption.WRITE, StandardOpenOption.CREATE,
-      StandardOpenOption.TRUNCATE_EXISTING)
+    // An existing file is overwritten in place and cut to size at the end, not truncated first:
+    // on tmpfs, rewriting pages that exist costs about half of allocating new ones (the Python
+    // side reuses a transfer file once no table maps it any more).
+    val ch = FileChannel.open(Paths.get(file), StandardOpenOption.WRITE, StandardOpenOption.CREATE)
     try {
       val out = new Out(ch)
-      val batches = JsonNodeFactory.instance.arrayNode()
-      val rows = new Rows(batchSize)
-      def flush(): Unit = { batches.add(rows.writeTo(out)); rows.clear() }
-      state.foreachChunk { (c, deleted) =>
-        var r = if (deleted == null) 0 else deleted.nextClearBit(0)
-        while (r < c.length) {
-          rows.add(c, r)
-          if (rows.count == batchSize) flush()
-          r = if (deleted == null) r + 1 else deleted.nextClearBit(r + 1)
+      try {
+        val batches = JsonNodeFactory.instance.arrayNode()
+        val batch = new Batch(batchSize)
+        def flush(): Unit = { batches.add(batch.writeTo(out)); batch.clear() }
+        state.foreachChunk { (c, deleted) =>
+          // Live rows go in as runs of consecutive rows (the whole chunk when nothing is deleted),
+          // cut at batch boundaries, so that strings are copied a run at a time.
+          var from = if (deleted == null) 0 else deleted.nextClearBit(0)
+          while (from < c.length) {
+            val next = if (deleted == null) -1 else deleted.nextSetBit(from)
+            val liveEnd = if (next < 0 || next > c.length) c.length else next
+            val until = math.min(liveEnd, from + (batchSize - batch.count))
+            batch.add(c, from, until)
+            if (batch.count == batchSize) flush()
+            from = if (until < liveEnd || deleted == null) until else deleted.nextClearBit(until)
+          }
         }
-      }
-      if (rows.count > 0 || batches.size == 0) flush()
-      val footer = JsonNodeFactory.instance.objectNode()
-      footer.set("batches", batches)
-      val bytes = footer.toString.getBytes(UTF_8)
-      out.put(bytes, 0, bytes.length)
-      out.putInt(bytes.length)
-      val magic = Magic.getBytes(UTF_8)
-      out.put(magic, 0, magic.length)
-      out.flush()
+        if (batch.count > 0 || batches.size == 0) flush()
+        val footer = JsonNodeFactory.instance.objectNode()
+        footer.set("batches", batches)
+        val bytes = footer.toString.getBytes(UTF_8)
+        out.put(bytes, 0, bytes.length)
+        out.putInt(bytes.length)
+        val magic = Magic.getBytes(UTF_8)
+        out.put(magic, 0, magic.length)
+        val failure = out.close()
+        if (failure != null) throw failure
+        ch.truncate(out.position)
+      } finally out.close() // on failure: stops the writer thread
     } finally ch.close()
     true
   }
 
-  /** Sequential writer through one direct buffer; tracks the file position for buffer offsets. */
+  /**
+   * Sequential writer; tracks the file position for buffer offsets. On tmpfs most of the time is
+   * the kernel's (page allocation and copy, serialized per file), so our filling of buffers runs
+   * on the calling thread while a second thread only hands full buffers to the kernel. Buffers
+   * are small so that they are still in the CPU cache when the kernel copies them.
+   */
   private final class Out(ch: FileChannel) {
-    private val buf = ByteBuffer.allocateDirect(8 << 20).order(ByteOrder.LITTLE_ENDIAN)
+    private val free = new ArrayBlockingQueue[ByteBuffer](Buffers)
+    private val full = new ArrayBlockingQueue[ByteBuffer](Buffers + 1)
+    for (_ <- 0 until Buffers) free.add(ByteBuffer.allocateDirect(BufferBytes).order(ByteOrder.LITTLE_ENDIAN))
+    private var buf = free.take()
     var position = 0L
+    @volatile private var failure: Throwable = _
+    private var closed = false
+    private val writer = new Thread(() => {
+      var b = full.take()
+      while (b ne End) {
+        // After a failure, buffers are still recycled so that the filling thread never blocks.
+        if (failure == null) try { while (b.hasRemaining) ch.write(b) } catch { case t: Throwable => failure = t }
+        b.clear()
+        free.put(b)
+        b = full.take()
+      }
+    }, "deltalog-files-transfer")
+    writer.setDaemon(true)
+    writer.start()
 
-    def flush(): Unit = {
-      buf.flip()
-      while (buf.hasRemaining) ch.write(buf)
-      buf.clear()
+    private def flush(): Unit = { buf.flip(); full.put(buf); buf = free.take() }
+
+    /** Hands over what is left and waits for the writer: its failure, or null. Idempotent. */
+    def close(): Throwable = {
+      if (!closed) {
+        closed = true
+        buf.flip()
+        full.put(buf)
+        full.put(End)
+        writer.join()
+      }
+      failure
     }
+
     private def room(n: Int): Unit = if (buf.remaining < n) flush()
 
     def put(b: Array[Byte], off: Int, len: Int): Unit = {
@@ -96,19 +145,103 @@ object FilesTransfer {
       position += len
     }
     def putInt(v: Int): Unit = { room(4); buf.putInt(v); position += 4 }
-    def putLong(v: Long): Unit = { room(8); buf.putLong(v); position += 8 }
-    def zeros(n: Long): Unit = { var i = 0L; while (i < n) { room(1); buf.put(0.toByte); i += 1 }; position += n }
-    def align(): Unit = { val pad = (Align - position % Align) % Align; zeros(pad) }
+    def zeros(n: Long): Unit = {
+      var left = n
+      while (left > 0) { val k = math.min(left, Zeros.length).toInt; put(Zeros, 0, k); left -= k }
+    }
+    def align(): Unit = zeros((Align - position % Align) % Align)
+
+    // Bulk copies through views of the (little-endian) buffer.
+    def putInts(a: Array[Int], from: Int, until: Int): Unit = {
+      var i = from
+      while (i < until) {
+        if (buf.remaining < 4) flush()
+        val n = math.min(until - i, buf.remaining >> 2)
+        buf.asIntBuffer().put(a, i, n)
+        buf.position(buf.position() + 4 * n)
+        i += n
+        position += 4L * n
+      }
+    }
+    def putLongs(a: Array[Long], from: Int, until: Int): Unit = {
+      var i = from
+      while (i < until) {
+        if (buf.remaining < 8) flush()
+        val n = math.min(until - i, buf.remaining >> 3)
+        buf.asLongBuffer().put(a, i, n)
+        buf.position(buf.position() + 8 * n)
+        i += n
+        position += 8L * n
+      }
+    }
+
+    /**
+     * Puts `offsets(a + 1 .. b)` of a [[Utf8Column]] segment, their null marks removed, plus
+     * `shift`: the Arrow offsets of rows `a until b` continuing a batch's column.
+     */
+    def putOffsets(offsets: Array[Int], a: Int, b: Int, shift: Int): Unit = {
+      var r = a + 1
+      while (r <= b) {
+        if (buf.remaining < 4) flush()
+        val end = r + math.min(b + 1 - r, buf.remaining >> 2)
+        var p = buf.position()
+        while (r < end) {
+          val o = offsets(r)
+          buf.putInt(p, (if (o < 0) -o - 1 else o) + shift)
+          p += 4; r += 1
+        }
+        position += p - buf.position()
+        buf.position(p)
+      }
+    }
   }
 
-  /** One batch of live rows as (chunk, row) references. */
-  private final class Rows(capacity: Int) {
-    var count = 0
-    private val chunks = new Array[FileChunk](capacity)
-    private val rows = new Array[Int](capacity)
+  private val Zeros = new Array[Byte](4096)
+  private val Buffers = 4
+  private val BufferBytes = 1 << 20
+  /** Tells the writer thread of [[Out]] to stop. */
+  private val End = ByteBuffer.allocate(0)
+  private val SegmentMask = Utf8Column.SegmentRows - 1
 
-    def add(c: FileChunk, r: Int): Unit = { chunks(count) = c; rows(count) = r; count += 1 }
-    def clear(): Unit = { java.util.Arrays.fill(chunks.asInstanceOf[Array[AnyRef]], 0, count, null); count = 0 }
+  /** Start of a row in its segment's offsets (a null's mark removed). */
+  @inline private def at(offsets: Array[Int], r: Int): Int = { val o = offsets(r); if (o < 0) -o - 1 else o }
+
+  /**
+   * Visits the rows of a batch in one string column a segment slice at a time: rows `a until b`
+   * of `offsets` (see [[Utf8Column.segmentOffsets]]), whose bytes are contiguous in `data`.
+   */
+  private abstract class Slices {
+    def slice(data: Array[Byte], offsets: Array[Int], a: Int, b: Int): Unit
+  }
+
+  /** One batch of live rows as runs `from until until` of consecutive rows of a chunk. */
+  private final class Batch(capacity: Int) {
+    var count = 0
+    private var runs = 0
+    private val chunks = new Array[FileChunk](capacity)
+    private val froms = new Array[Int](capacity)
+    private val untils = new Array[Int](capacity)
+
+    def add(c: FileChunk, from: Int, until: Int): Unit = {
+      chunks(runs) = c; froms(runs) = from; untils(runs) = until; runs += 1; count += until - from
+    }
+    def clear(): Unit = { java.util.Arrays.fill(chunks.asInstanceOf[Array[AnyRef]], 0, runs, null); runs = 0; count = 0 }
+
+    private def foreachSlice(col: FileChunk => Utf8Column, f: Slices): Unit = {
+      var i = 0
+      while (i < runs) {
+        val c = col(chunks(i))
+        var r = froms(i)
+        val until = untils(i)
+        while (r < until) {
+          val a = r & SegmentMask
+          val b = a + math.min(until - r, SegmentMask + 1 - a)
+          f.slice(c.segmentData(r), c.segmentOffsets(r), a, b)
+          r += b - a
+        }
+        i += 1
+      }
+    }
 
     /** Writes the batch's buffers; returns their footer entry. */
     def writeTo(out: Out): com.fasterxml.jackson.databind.node.ObjectNode = {
@@ -121,11 +254,13 @@ object FilesTransfer {
 
       utf8(out, "path", _.pathColumn, nullable = false, begin, end)
       utf8(out, "stats", _.statsColumn, nullable = true, begin, end)
-      var s = begin("size"); var i = 0
-      while (i < n) { out.putLong(chunks(i).size(rows(i))); i += 1 }
+      var s = begin("size")
+      var i = 0
+      while (i < runs) { out.putLongs(chunks(i).sizeColumn, froms(i), untils(i)); i += 1 }
       end("size", s)
-      s = begin("modificationTime"); i = 0
-      while (i < n) { out.putLong(chunks(i).modificationTime(rows(i))); i += 1 }
+      s = begin("modificationTime")
+      i = 0
+      while (i < runs) { out.putLongs(chunks(i).modificationTimeColumn, froms(i), untils(i)); i += 1 }
       end("modificationTime", s)
       s = begin("dataChange"); out.zeros((n + 7) / 8); end("dataChange", s)
       partitionValues(out, begin, end)
@@ -134,42 +269,58 @@ object FilesTransfer {
 
     private def utf8(out: Out, name: String, col: FileChunk => Utf8Column, nullable: Boolean,
         begin: String => Long, end: (String, Long) => Unit): Unit = {
-      val n = count
       if (nullable) {
-        val validity = new Array[Byte]((n + 7) / 8)
-        var nulls = 0
-        var i = 0
-        while (i < n) {
-          if (col(chunks(i)).isNull(rows(i))) nulls += 1 else validity(i >> 3) = (validity(i >> 3) | (1 << (i & 7))).toByte
-          i += 1
+        val bits = new Slices {
+          val validity = new Array[Byte]((count + 7) / 8)
+          var k = 0
+          var nulls = 0
+          def slice(data: Array[Byte], offsets: Array[Int], a: Int, b: Int): Unit = {
+            var r = a
+            while (r < b) {
+              if (offsets(r + 1) < 0) nulls += 1 else validity(k >> 3) = (validity(k >> 3) | (1 << (k & 7))).toByte
+              k += 1; r += 1
+            }
+          }
         }
-        if (nulls > 0) { val s = begin(name + ".validity"); out.put(validity, 0, validity.length); end(name + ".validity", s) }
+        foreachSlice(col, bits)
+        if (bits.nulls > 0) {
+          val s = begin(name + ".validity"); out.put(bits.validity, 0, bits.validity.length); end(name + ".validity", s)
+        }
       }
       var s = begin(name + ".offsets")
-      var pos = 0L
       out.putInt(0)
-      var i = 0
-      while (i < n) {
-        pos += col(chunks(i)).byteLength(rows(i))
-        if (pos > Int.MaxValue) throw new IllegalStateException(s"a batch of column $name holds over 2 GB")
-        out.putInt(pos.toInt)
-        i += 1
-      }
+      foreachSlice(col, new Slices {
+        var pos = 0L
+        def slice(data: Array[Byte], offsets: Array[Int], a: Int, b: Int): Unit = {
+          val start = at(offsets, a)
+          val bytes = at(offsets, b) - start
+          if (pos + bytes > Int.MaxValue) throw new IllegalStateException(s"a batch of column $name holds over 2 GB")
+          out.putOffsets(offsets, a, b, (pos - start).toInt)
+          pos += bytes
+        }
+      })
       end(name + ".offsets", s)
       s = begin(name + ".data")
-      i = 0
-      while (i < n) {
-        val c = col(chunks(i))
-        val r = rows(i)
-        if (!c.isNull(r)) out.put(c.segmentData(r), c.start(r), c.byteLength(r))
-        i += 1
-      }
+      foreachSlice(col, new Slices {
+        def slice(data: Array[Byte], offsets: Array[Int], a: Int, b: Int): Unit = {
+          val start = at(offsets, a)
+          out.put(data, start, at(offsets, b) - start)
+        }
+      })
       end(name + ".data", s)
     }
 
     /** `partitionValues`: entry offsets, then keys and values as UTF-8 columns (values may be null). */
     private def partitionValues(out: Out, begin: String => Long, end: (String, Long) => Unit): Unit = {
       val n = count
+      val maps = new Array[Map[String, String]](n)
+      var i = 0
+      var k = 0
+      while (i < runs) {
+        val c = chunks(i); var r = froms(i)
+        while (r < untils(i)) { maps(k) = c.partitionValuesAt(r); k += 1; r += 1 }
+        i += 1
+      }
       // Each distinct map object is encoded once (rows of one partition share it).
       val encoded = new java.util.IdentityHashMap[Map[String, String], (Array[Array[Byte]], Array[Array[Byte]])]()
       def enc(m: Map[String, String]) = {
@@ -181,26 +332,25 @@ object FilesTransfer {
         e
       }
       val validity = new Array[Byte]((n + 7) / 8)
+      val offsets = new Array[Int](n + 1)
       var nullMaps = 0
-      var i = 0
+      var entries = 0
+      i = 0
       while (i < n) {
-        if (chunks(i).partitionValuesAt(rows(i)) == null) nullMaps += 1
-        else validity(i >> 3) = (validity(i >> 3) | (1 << (i & 7))).toByte
+        val m = maps(i)
+        if (m == null) nullMaps += 1
+        else {
+          validity(i >> 3) = (validity(i >> 3) | (1 << (i & 7))).toByte
+          entries += m.size
+        }
+        offsets(i + 1) = entries
         i += 1
       }
       if (nullMaps > 0) {
         val v = begin("partitionValues.validity"); out.put(validity, 0, validity.length); end("partitionValues.validity", v)
       }
-      var s = begin("partitionValues.offsets")
-      var entries = 0
-      out.putInt(0)
-      i = 0
-      while (i < n) {
-        val m = chunks(i).partitionValuesAt(rows(i))
-        if (m != null) entries += m.size
-        out.putInt(entries)
-        i += 1
-      }
+      val s = begin("partitionValues.offsets")
+      out.putInts(offsets, 0, n + 1)
       end("partitionValues.offsets", s)
       if (entries == 0) return
       def strings(name: String, pick: ((Array[Array[Byte]], Array[Array[Byte]])) => Array[Array[Byte]]): Unit = {
@@ -209,7 +359,7 @@ object FilesTransfer {
         var k = 0
         i = 0
         while (i < n) {
-          val m = chunks(i).partitionValuesAt(rows(i))
+          val m = maps(i)
           if (m != null && m.nonEmpty) pick(enc(m)).foreach { b =>
             if (b == null) nulls += 1 else validity(k >> 3) = (validity(k >> 3) | (1 << (k & 7))).toByte
             k += 1
@@ -222,7 +372,7 @@ object FilesTransfer {
         out.putInt(0)
         i = 0
         while (i < n) {
-          val m = chunks(i).partitionValuesAt(rows(i))
+          val m = maps(i)
           if (m != null && m.nonEmpty) pick(enc(m)).foreach { b => if (b != null) pos += b.length; out.putInt(pos) }
           i += 1
         }
@@ -230,7 +380,7 @@ object FilesTransfer {
         val d = begin(name + ".data")
         i = 0
         while (i < n) {
-          val m = chunks(i).partitionValuesAt(rows(i))
+          val m = maps(i)
           if (m != null && m.nonEmpty) pick(enc(m)).foreach { b => if (b != null) out.put(b, 0, b.length) }
           i += 1
         }
@@ -239,6 +389,5 @@ object FilesTransfer {
       strings("partitionValues.key", _._1)
       strings("partitionValues.value", _._2)
     }
-
   }
 }

@@ -46,6 +46,9 @@ final class FileChunk private[log] (
   def pathColumn: Utf8Column = paths
   /** The raw stats strings as UTF-8 bytes (null rows: no stats). */
   def statsColumn: Utf8Column = stats
+  /** All sizes and modification times, for bulk copies (must not be modified). */
+  private[deltalog] def sizeColumn: Array[Long] = sizes
+  private[deltalog] def modificationTimeColumn: Array[Long] = modificationTimes
   /** True when no row of this chunk has tags. */
   def hasNoTags: Boolean = tags == null
   def tagsAt(i: Int): Map[String, String] = if (tags == null) null else tags(i)

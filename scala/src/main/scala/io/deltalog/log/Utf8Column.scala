@@ -24,6 +24,12 @@ final class Utf8Column private[log] (
 
   /** The bytes of row `i` live in `segmentData(i)` from [[start]] (inclusive) to [[end]] (exclusive). */
   def segmentData(i: Int): Array[Byte] = data(seg(i))
+  /**
+   * The offsets of the segment holding row `i` (raw: a null's end is marked `-end - 1`); row `i`
+   * is at index `i & (SegmentRows - 1)`. For bulk copies of consecutive rows, whose bytes are
+   * contiguous in [[segmentData]]. Must not be modified.
+   */
+  def segmentOffsets(i: Int): Array[Int] = offsets(seg(i))
   def start(i: Int): Int = { val o = offsets(seg(i))(row(i)); if (o < 0) -o - 1 else o }
   def end(i: Int): Int = { val o = offsets(seg(i))(row(i) + 1); if (o < 0) -o - 1 else o }
   /** Length in bytes of row `i` (0 when null). */
