@@ -283,25 +283,28 @@ object CheckpointReader {
             else new ParallelStatsReader(() => ParquetFileReader.open(inputFile(conf, file), readOptions(conf, pmOnly = false)),
               new MessageType(requested.getName, statsGroup.withNewFields(java.util.List.of(statsGroup.getType("stats")))),
               block.getStartingPos, block.getRowCount.toInt)
-          val (schema, materializer, columnIO) =
-            if (parallelStats == null) full else plan(present ++ (dropped :+ "stats").map(DropAddPrefix + _))
-          reader.setRequestedSchema(schema)
-          // Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
-          val pages = try reader.readNextRowGroup() catch { case NonFatal(e) => throw corrupt(path, e) }
-          if (pages == null) throw corrupt(path, new IllegalStateException(s"row group $b is missing"))
-          val fixed = new LevelFixingPageStore(pages)
-          // Plain adds are decoded column-wise; the other actions of the row group are assembled.
-          val others = if (plainAdd) present.filterNot(_ == "add") else Nil
-          if (!plainAdd || others.nonEmpty) {
-            val (_, m, cio) = if (plainAdd) plan(others) else (schema, materializer, columnIO)
-            assembleRows(fixed, cio, m, path, version, sink, () => pmOnly && done())
-          }
-          if (plainAdd) {
-            val addOnly = new MessageType(schema.getName, schema.getType(schema.getFieldIndex("add")))
-            try PlainAddColumns.read(fixed, addOnly, reader.getFooter.getFileMetaData.getCreatedBy, version, sink,
-              parallelStats)
-            catch { case e: IllegalStateException => throw corrupt(path, e) }
-          }
+          // The stats thread is reading already: whatever fails from here on must stop it.
+          try {
+            val (schema, materializer, columnIO) =
+              if (parallelStats == null) full else plan(present ++ (dropped :+ "stats").map(DropAddPrefix + _))
+            reader.setRequestedSchema(schema)
+            // Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
+            val pages = try reader.readNextRowGroup() catch { case NonFatal(e) => throw corrupt(path, e) }
+            if (pages == null) throw corrupt(path, new IllegalStateException(s"row group $b is missing"))
+            val fixed = new LevelFixingPageStore(pages)
+            // Plain adds are decoded column-wise; the other actions of the row group are assembled.
+            val others = if (plainAdd) present.filterNot(_ == "add") else Nil
+            if (!plainAdd || others.nonEmpty) {
+              val (_, m, cio) = if (plainAdd) plan(others) else (schema, materializer, columnIO)
+              assembleRows(fixed, cio, m, path, version, sink, () => pmOnly && done())
+            }
+            if (plainAdd) {
+              val addOnly = new MessageType(schema.getName, schema.getType(schema.getFieldIndex("add")))
+              try PlainAddColumns.read(fixed, addOnly, reader.getFooter.getFileMetaData.getCreatedBy, version, sink,
+                parallelStats)
+              catch { case e: IllegalStateException => throw corrupt(path, e) }
+            }
+          } catch { case e: Throwable => if (parallelStats != null) parallelStats.abort(); throw e }
         }
       }
     } finally {

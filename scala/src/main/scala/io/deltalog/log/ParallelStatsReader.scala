@@ -17,7 +17,9 @@ import org.apache.parquet.schema.MessageType
  * same reader. It appends to the sink's detached stats column ([[DetachedStats]]) the value of
  * exactly the rows the reader's thread kept ([[decide]]), in row order: the stats of row `i` are
  * appended only after the decision for row `i` is published (decisions are published in batches
- * through one atomic counter, which orders the writes of `kept` before the reads).
+ * through one atomic counter, which orders the writes of `kept` before the reads). The column
+ * chunk is read as soon as this object exists, while the reader's thread reads the other columns;
+ * appending waits for [[start]]. Every owner path must end in [[finish]] or [[abort]].
  *
  * @param open      opens a reader of the checkpoint file (closed here)
  * @param schema    message type holding only `add.stats` (as projected from the file)
@@ -29,14 +31,13 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
   private val kept = new Array[Boolean](rows)
   private val published = new AtomicInteger(0)
   @volatile private var aborted = false
-  private var out: Utf8ColumnBuilder = _
-  private var task: Future[Unit] = _
+  @volatile private var out: Utf8ColumnBuilder = _
+  // Reading the column chunk starts now, while the reader's thread reads the other columns.
+  private val task: Future[Unit] =
+    CheckpointThreads.executor.submit(new Callable[Unit] { override def call(): Unit = run() })
 
   /** Starts appending to `stats` (the sink's detached column). */
-  def start(stats: Utf8ColumnBuilder): Unit = {
-    out = stats
-    task = CheckpointThreads.executor.submit(new Callable[Unit] { override def call(): Unit = run() })
-  }
+  def start(stats: Utf8ColumnBuilder): Unit = out = stats
 
   /** Row `row` (in order) was kept by the sink (`keep`) or not, or has no `add`. */
   def decide(row: Int, keep: Boolean): Unit = {
@@ -78,9 +79,16 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
       val d = schema.getColumnDescription(Array("add", "stats"))
       val stats = new BinaryLeafDecoder(pages.getPageReader(d), d)
       val max = d.getMaxDefinitionLevel
+      var spins = 0
+      while (this.out == null) {
+        if (aborted) return
+        spins += 1
+        if (spins < 64) Thread.onSpinWait() else LockSupport.parkNanos(50000L)
+      }
+      val column = this.out
       var i = 0
       var avail = 0
-      var spins = 0
+      spins = 0
       while (i < rows) {
         while (i >= avail) {
           if (aborted) return
@@ -93,7 +101,7 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
         spins = 0
         val dl = stats.next()
         if (kept(i)) {
-          if (dl == max) out.add(stats.buf, stats.off, stats.len) else out.addNull()
+          if (dl == max) column.add(stats.buf, stats.off, stats.len) else column.addNull()
         }
         i += 1
       }

@@ -25,7 +25,7 @@ class ParallelStatsSuite {
     tags = if (i % 211 == 0) Some(Map("t" -> i.toString)) else None)
 
   /** Keeps the `add` rows whose path is not shadowed in a chunk, like replay's checkpoint sink. */
-  private final class ChunkSink(shadowed: String => Boolean, parallel: Boolean) extends ReplaySink {
+  private class ChunkSink(shadowed: String => Boolean, parallel: Boolean) extends ReplaySink {
     val files = new FileChunkBuilder(1024)
     var detached = 0
     override def accept(version: Long, action: Action): Unit = action match {
@@ -92,5 +92,34 @@ class ParallelStatsSuite {
       add(i).path -> (if (readded(i)) Some("""{"numRecords":1}""") else add(i).stats)
     }.toMap
     assertEquals(expected, live)
+  }
+
+  @Test def failuresStopTheSecondThread(): Unit = {
+    val n = 40000
+    val log = tempLogDir("parallel-stats-fail")
+    val res = CheckpointWriter.write(conf, hadoopPath(log), 3, (Seq[Action](protocolLegacy, metadata) ++
+      (0 until n).map(add) ++ Seq(RemoveFile("gone.parquet", Some(1L), dataChange = false))).iterator)
+    final class Boom extends RuntimeException("boom")
+    // fails before the rows reach the stats thread (a remove, assembled first), then in the middle
+    for (failOn <- Seq[Action => Boolean](_.isInstanceOf[RemoveFile], {
+      case a: AddFile => a.path.endsWith("-20000.parquet")
+      case _ => false
+    })) {
+      val sink = new ChunkSink(_ => false, parallel = true) {
+        override def accept(version: Long, action: Action): Unit = {
+          if (failOn(action)) throw new Boom
+          super.accept(version, action)
+        }
+        override def acceptPlainAdd(version: Long, r: PlainAddRow): Unit = {
+          if (r.path.endsWith("-20000.parquet") && failOn(AddFile(r.path, Map.empty, 0, 0, dataChange = false))) throw new Boom
+          super.acceptPlainAdd(version, r)
+        }
+      }
+      assertThrows(classOf[Boom], () => CheckpointReader.read(conf, CheckpointInstance(3, res.files), sink))
+      val pool = CheckpointThreads.executor.asInstanceOf[java.util.concurrent.ThreadPoolExecutor]
+      val deadline = System.nanoTime() + 5000000000L
+      while (pool.getActiveCount > 0 && System.nanoTime() < deadline) Thread.sleep(10)
+      assertEquals(0, pool.getActiveCount, "the stats thread is still running")
+    }
   }
 }
