@@ -8,7 +8,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, FileSystem, Path}
 import org.slf4j.LoggerFactory
 
-import io.deltalog.actions.Metadata
+import io.deltalog.actions.{ActionCodec, CommitInfo, Metadata}
 import io.deltalog.exceptions.{StateRecoverException, TableNotFoundException}
 import io.deltalog.protocol.Protocol
 
@@ -221,12 +221,36 @@ final class DeltaLog private[log] (
 
   /** Commit timestamps of every listed commit (for time travel and history). */
   def commitTimestamps(): CommitTimestamps = {
-    val latest = update()
     val commits = LogSegmentBuilder.listCommits(fs, logPath, 0L)
     if (commits.isEmpty) throw new TableNotFoundException(tablePath.toString, s"$logPath contains no commits")
-    new CommitTimestamps(commits, v => inCommitTimestampOf(v),
-      IctConfig.fromProperties(latest.metadata.configuration), tablePath.toString)
+    new CommitTimestamps(commits, v => inCommitTimestampOf(v), latestIctConfig(commits.maxBy(FileNames.deltaVersion)),
+      tablePath.toString)
   }
+
+  /**
+   * ICT settings of the latest version. While in-commit timestamps are enabled, every commit
+   * starts with a `commitInfo` carrying `inCommitTimestamp` (protocol): when the newest commit
+   * does not, ICT is off at the latest version and the table's metadata (for a log without a
+   * recent checkpoint, a scan of many commits) is not needed. Otherwise it comes from the
+   * latest metadata, as delta-spark does.
+   */
+  private def latestIctConfig(newest: FileStatus): IctConfig =
+    if (startsWithInCommitTimestamp(newest)) IctConfig.fromProperties(update().metadata.configuration)
+    else IctConfig.Disabled
+
+  /** True when the first line of `commit` is a `commitInfo` with `inCommitTimestamp` (or cannot be read). */
+  private def startsWithInCommitTimestamp(commit: FileStatus): Boolean =
+    try {
+      val in = new java.io.BufferedReader(new java.io.InputStreamReader(fs.open(commit.getPath),
+        java.nio.charset.StandardCharsets.UTF_8), 8192)
+      try {
+        val line = in.readLine()
+        line == null || (line.contains("inCommitTimestamp") && (ActionCodec.parseLine(line) match {
+          case Some(c: CommitInfo) => c.inCommitTimestamp.isDefined
+          case _ => false
+        }))
+      } finally in.close()
+    } catch { case NonFatal(_) => true } // let the metadata decide
 
   /** `commitInfo.inCommitTimestamp` of commit `version` (reads its commit file). */
   def inCommitTimestampOf(version: Long): Option[Long] = {

@@ -312,6 +312,27 @@ class DeltaLogSuite {
     assertEquals(200L, log.snapshotAt(1).timestamp)
   }
 
+  @Test def timestampLookupWithoutIctReadsNoLaterCommit(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a")), mtime = Some(1000000L))
+    writeCommit(t, 1, Seq(add("b")), mtime = Some(2000000L))
+    writeCommit(t, 2, Seq(add("c")), mtime = Some(3000000L))
+    val log = DeltaLog.uncached(t.toString, conf)
+    assertEquals(0L, log.snapshotAtTimestamp(1500000L).version)
+    // the newest commit has no in-commit timestamp: no protocol/metaData scan of the latest version
+    assertEquals(Set(s"${v20(0)}.json"), log.recentCommitReads.asScala.toSet)
+  }
+
+  @Test def ictDisabledAgainUsesFileTimes(): Unit = withTable { t =>
+    val on = meta(conf = Map("delta.enableInCommitTimestamps" -> "true"))
+    writeCommit(t, 0, Seq(CommitInfo.empty.withInCommitTimestamp(100L), protocol12, on, add("a")), mtime = Some(1000000L))
+    writeCommit(t, 1, Seq(CommitInfo.empty.withInCommitTimestamp(200L), add("b")), mtime = Some(2000000L))
+    writeCommit(t, 2, Seq(meta(conf = Map("delta.enableInCommitTimestamps" -> "false")), add("c")), mtime = Some(3000000L))
+    val log = DeltaLog.uncached(t.toString, conf)
+    // ICT is off at the latest version: every version is found by its file time, as delta-spark does
+    assertEquals(1L, log.snapshotAtTimestamp(2500000L).version)
+    assertThrows(classOf[TimestampOutOfRangeException], () => log.snapshotAtTimestamp(250L))
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Conformance corpus
 
