@@ -24,8 +24,6 @@ private[log] final class BinaryLeafDecoder(pages: PageReader, desc: ColumnDescri
   private var data: ByteBuffer = _
   private var pos = 0
   private var end = 0
-  private var ids = new Array[Int](0)
-  private var idPos = 0
   private var generic: ValuesReader = _
 
   private val (dictBufs, dictOffs, dictLens) = {
@@ -50,7 +48,7 @@ private[log] final class BinaryLeafDecoder(pages: PageReader, desc: ColumnDescri
     case Encoding.PLAIN =>
       mode = 0; data = d; pos = p; end = e
     case Encoding.PLAIN_DICTIONARY | Encoding.RLE_DICTIONARY if dictBufs != null =>
-      mode = 1; ids = dictionaryIds(d, p, e, present, ids); idPos = 0
+      mode = 1; readDictionaryIds(d, p, e, present)
     case other =>
       mode = 2; generic = genericReader(other, d, p, e, present)
   }
@@ -63,9 +61,7 @@ private[log] final class BinaryLeafDecoder(pages: PageReader, desc: ColumnDescri
       buf = data; off = pos + 4; len = l
       pos += 4 + l
     case 1 =>
-      val id = ids(idPos)
-      idPos += 1
-      if (id < 0 || id >= dictBufs.length) corrupt(s"dictionary id $id out of range")
+      val id = nextDictionaryId(dictBufs.length)
       buf = dictBufs(id); off = dictOffs(id); len = dictLens(id)
     case _ =>
       val b = generic.readBytes().toByteBuffer

@@ -58,14 +58,28 @@ private[log] abstract class LeafDecoder(pages: PageReader, protected val desc: C
     if (dp == null) null else dp.getEncoding.initDictionary(desc, dp)
   }
 
-  /** Dictionary ids of a page's `present` values (bit width byte, then the hybrid runs). */
-  protected final def dictionaryIds(data: ByteBuffer, pos: Int, end: Int, present: Int, into: Array[Int]): Array[Int] = {
-    if (pos >= end) { if (present == 0) return into; corrupt("missing dictionary id width") }
+  private var ids = new Array[Int](0)
+  private var idPos = 0
+
+  /**
+   * Decodes the dictionary ids of a dictionary-encoded page's `present` values (bit width byte,
+   * then the hybrid runs); [[nextDictionaryId]] hands them out.
+   */
+  protected final def readDictionaryIds(data: ByteBuffer, pos: Int, end: Int, present: Int): Unit = {
+    idPos = 0
+    if (pos >= end) { if (present == 0) return; corrupt("missing dictionary id width") }
     val width = data.get(pos) & 0xFF
     if (width > 32) corrupt(s"bad dictionary id width $width")
-    val ids = if (into.length >= present) into else new Array[Int](present)
+    if (ids.length < present) ids = new Array[Int](present)
     HybridRle.decode(data, pos + 1, end, width, present, ids)
-    ids
+  }
+
+  /** The next dictionary id of the page, checked against the dictionary's size. */
+  protected final def nextDictionaryId(dictionarySize: Int): Int = {
+    val id = ids(idPos)
+    idPos += 1
+    if (id < 0 || id >= dictionarySize) corrupt(s"dictionary id $id out of range")
+    id
   }
 
   private def readPage(): Unit = {
@@ -137,17 +151,14 @@ private[log] final class LongLeafDecoder(pages: PageReader, desc: ColumnDescript
   private var mode = 0 // 0: plain, 1: dictionary ids, 2: parquet-mr values reader
   private var data: ByteBuffer = _
   private var pos = 0
-  private var end = 0
-  private var ids = new Array[Int](0)
-  private var idPos = 0
   private var generic: ValuesReader = _
 
   override protected def initValues(encoding: Encoding, d: ByteBuffer, p: Int, e: Int, present: Int): Unit = encoding match {
     case Encoding.PLAIN =>
-      mode = 0; data = d; pos = p; end = e
+      mode = 0; data = d; pos = p
       if (p.toLong + present.toLong * width > e) corrupt("PLAIN page shorter than its values")
     case Encoding.PLAIN_DICTIONARY | Encoding.RLE_DICTIONARY if dict != null =>
-      mode = 1; ids = dictionaryIds(d, p, e, present, ids); idPos = 0
+      mode = 1; readDictionaryIds(d, p, e, present)
     case other =>
       mode = 2; generic = genericReader(other, d, p, e, present)
   }
@@ -157,10 +168,7 @@ private[log] final class LongLeafDecoder(pages: PageReader, desc: ColumnDescript
       value = if (isInt32) data.getInt(pos).toLong else data.getLong(pos)
       pos += width
     case 1 =>
-      val id = ids(idPos)
-      idPos += 1
-      if (id < 0 || id >= dict.length) corrupt(s"dictionary id $id out of range")
-      value = dict(id)
+      value = dict(nextDictionaryId(dict.length))
     case _ =>
       value = if (isInt32) generic.readInteger().toLong else generic.readLong()
   }

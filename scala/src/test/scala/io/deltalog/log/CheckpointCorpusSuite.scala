@@ -126,26 +126,9 @@ class CheckpointCorpusSuite {
    */
   @Test def parallelStatsMatchOneThread(): Unit = {
     def chunkOf(cp: CheckpointInstance, parallel: Boolean): (IndexedSeq[AddFile], Int) = {
-      val files = new FileChunkBuilder(16)
-      var detached = 0
-      val sink = new ReplaySink {
-        override def accept(version: Long, action: Action): Unit = action match {
-          case a: AddFile => files += a
-          case _ =>
-        }
-        override def wantsPlainAdds: Boolean = true
-        override def acceptPlainAdd(version: Long, r: PlainAddRow): Unit =
-          files.addPlain(r.pathBuf, r.pathOff, r.pathLen, r.partitionValues, r.size, r.modificationTime,
-            r.statsBuf, r.statsOff, r.statsLen)
-        override val detachedStats: DetachedStats = if (!parallel) null else new DetachedStats {
-          override def keptRows: Int = files.size
-          override def detach(): Utf8ColumnBuilder = { detached += 1; files.detachStats() }
-          override def attach(stats: Utf8ColumnBuilder): Unit = files.attachStats(stats)
-        }
-      }
+      val sink = new ChunkSink(parallel = parallel)
       CheckpointReader.read(conf, cp, sink)
-      val c = files.result()
-      ((0 until c.length).map(c.get), detached)
+      (sink.rows, sink.detached)
     }
     val saved = CheckpointReader.ParallelStatsMinRows
     CheckpointReader.ParallelStatsMinRows = 1

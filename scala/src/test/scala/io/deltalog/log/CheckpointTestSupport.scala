@@ -33,6 +33,33 @@ object CheckpointTestSupport {
     override def accept(version: Long, action: Action): Unit = { actions += action; versions += version }
   }
 
+  /**
+   * Keeps the `add` rows whose path is not `shadowed` in a [[FileChunkBuilder]], like replay's
+   * checkpoint sink; `parallel`: lets the reader decode `stats` on a second thread.
+   */
+  class ChunkSink(shadowed: String => Boolean = _ => false, parallel: Boolean) extends ReplaySink {
+    val files = new FileChunkBuilder(1024)
+    /** How many row groups had their stats column detached. */
+    var detached = 0
+    override def accept(version: Long, action: Action): Unit = action match {
+      case a: AddFile => if (!shadowed(a.path)) files += a
+      case _ =>
+    }
+    override def wantsPlainAdds: Boolean = true
+    override def acceptPlainAdd(version: Long, r: PlainAddRow): Unit =
+      if (!shadowed(r.path)) {
+        files.addPlain(r.pathBuf, r.pathOff, r.pathLen, r.partitionValues, r.size, r.modificationTime,
+          r.statsBuf, r.statsOff, r.statsLen)
+      }
+    override val detachedStats: DetachedStats = if (!parallel) null else new DetachedStats {
+      override def keptRows: Int = files.size
+      override def detach(): Utf8ColumnBuilder = { detached += 1; files.detachStats() }
+      override def attach(stats: Utf8ColumnBuilder): Unit = files.attachStats(stats)
+    }
+    /** The kept rows, in order. */
+    def rows: IndexedSeq[AddFile] = { val c = files.result(); (0 until c.length).map(c.get) }
+  }
+
   def readAll(files: Seq[Path], version: Long, options: CheckpointReadOptions = CheckpointReadOptions()): Seq[Action] = {
     val c = new Collect
     CheckpointReader.read(conf, CheckpointInstance(version, files.map(status)), c, options)

@@ -24,29 +24,6 @@ class ParallelStatsSuite {
     deletionVector = if (i % 101 == 0) Some(dv) else None,
     tags = if (i % 211 == 0) Some(Map("t" -> i.toString)) else None)
 
-  /** Keeps the `add` rows whose path is not shadowed in a chunk, like replay's checkpoint sink. */
-  private class ChunkSink(shadowed: String => Boolean, parallel: Boolean) extends ReplaySink {
-    val files = new FileChunkBuilder(1024)
-    var detached = 0
-    override def accept(version: Long, action: Action): Unit = action match {
-      case a: AddFile => if (!shadowed(a.path)) files += a
-      case _ =>
-    }
-    override def wantsPlainAdds: Boolean = true
-    override def acceptPlainAdd(version: Long, r: PlainAddRow): Unit =
-      if (!shadowed(r.path)) {
-        files.addPlain(r.pathBuf, r.pathOff, r.pathLen, r.partitionValues, r.size, r.modificationTime,
-          r.statsBuf, r.statsOff, r.statsLen)
-      }
-    override val detachedStats: DetachedStats = if (!parallel) null else new DetachedStats {
-      override def keptRows: Int = files.size
-      override def detach(): Utf8ColumnBuilder = { detached += 1; files.detachStats() }
-      override def attach(stats: Utf8ColumnBuilder): Unit = files.attachStats(stats)
-    }
-  }
-
-  private def rows(c: FileChunk): IndexedSeq[AddFile] = (0 until c.length).map(c.get)
-
   @Test def secondThreadGivesTheSameChunkAsOneThread(): Unit = {
     val n = 90000
     val actions: Seq[Action] = Seq(protocolLegacy, metadata) ++ (0 until n).map(add) ++
@@ -62,8 +39,8 @@ class ParallelStatsSuite {
       CheckpointReader.read(conf, CheckpointInstance(7, res.files), two)
       assertTrue(two.detached >= 1, "the second thread was not used")
       val expected = (0 until n).map(add).filterNot(a => shadow(a.path))
-      val a = rows(one.files.result())
-      val b = rows(two.files.result())
+      val a = one.rows
+      val b = two.rows
       assertEquals(expected.size, b.size)
       assertEquals(a, b)
       assertEquals(expected.map(_.path).sorted, b.map(_.path).sorted)
