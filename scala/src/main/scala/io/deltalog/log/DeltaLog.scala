@@ -182,10 +182,11 @@ final class DeltaLog private[log] (
     }
     val hint = LastCheckpointInfo.read(fs, logPath)
     val (segment, commit) = LogSegmentBuilder.buildWithCommit(fs, logPath, tablePath.toString, version, hint)
-    (snapshotFor(segment), commit)
+    val adds = hint.filter(h => segment.checkpointVersion.contains(h.version)).flatMap(_.numOfAddFiles)
+    (snapshotFor(segment, adds), commit)
   }
 
-  private[log] def snapshotFor(segment: LogSegment): Snapshot = {
+  private[log] def snapshotFor(segment: LogSegment, checkpointAdds: Option[Long] = None): Snapshot = {
     val checksum = VersionChecksum.read(fs, logPath, segment.version)
     // The protocol and metadata read from the log (not from a .crc, which replay does not trust)
     // spare the replay a second read of the checkpoint's protocol / metaData rows.
@@ -195,7 +196,7 @@ final class DeltaLog private[log] (
       for (p <- r._1; m <- r._2) fromLog = Some((p, m))
       r
     }
-    new Snapshot(this, segment, None, checksum, pmLoader, () => replay.load(segment, fromLog))
+    new Snapshot(this, segment, None, checksum, pmLoader, () => replay.load(segment, fromLog, checkpointAdds))
   }
 
   /** The snapshot at `version` (the cached one when it is that version). */

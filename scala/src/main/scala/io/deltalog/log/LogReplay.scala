@@ -165,15 +165,20 @@ final class LogReplay(
   /**
    * Full replay of `segment`. `known`: the protocol and metadata of the segment's version as the
    * metadata-only path read them from the same log; when given, the checkpoint's protocol and
-   * metaData rows are not read again.
+   * metaData rows are not read again. `checkpointAdds`: the number of `add` rows of the
+   * segment's checkpoint (from `_last_checkpoint`), for sizing the state.
    */
-  def load(segment: LogSegment, known: Option[(Protocol, Metadata)] = None): SnapshotState = {
+  def load(segment: LogSegment, known: Option[(Protocol, Metadata)] = None,
+      checkpointAdds: Option[Long] = None): SnapshotState = {
     LogReplay.distributedReplay match {
       case Some(d) if LogReplay.estimatedActions(segment) > LogReplay.distributedThreshold =>
         return d.replay(segment, tablePath, fileKeys)
       case _ =>
     }
-    val expected = segment.checkpoint.map(c => (c.files.map(_.getLen).sum / 64).toInt).getOrElse(0)
+    // The state's arrays are sized up front: `_last_checkpoint.numOfAddFiles` when it describes
+    // this checkpoint, else a generous guess from its size (a row takes 64+ bytes).
+    val expected = segment.checkpoint.map(c => checkpointAdds.map(n => math.min(n, Int.MaxValue.toLong).toInt)
+      .getOrElse((c.files.map(_.getLen).sum / 64).toInt)).getOrElse(0)
     // JSON commits: a file action line takes a few hundred bytes
     val commitKeys = math.min(segment.deltas.iterator.map(_.getLen).sum / 300, 1L << 22).toInt
     val r = new ReverseReplay(fileKeys, math.max(1024, math.min(expected + commitKeys, 1 << 22)), commitKeys)

@@ -312,6 +312,24 @@ class DeltaLogSuite {
     assertEquals(200L, log.snapshotAt(1).timestamp)
   }
 
+  @Test def wrongAddCountInLastCheckpointOnlySizesTheState(): Unit = withTable { t =>
+    // `_last_checkpoint.numOfAddFiles` sizes the state's arrays; a wrong value must not change it
+    writeCommit(t, 0, Seq(protocol12, meta()) ++ (0 until 3000).map(i => add(s"f$i")))
+    writeCommit(t, 1, Seq(add("g")))
+    val log = DeltaLog.uncached(t.toString, conf)
+    val written = log.checkpoint(log.update())
+    val logDir = new org.apache.hadoop.fs.Path(new org.apache.hadoop.fs.Path(t.toUri), "_delta_log")
+    for (claimed <- Seq(0L, 7L, 3001L, 50000000L)) {
+      LastCheckpointInfo.write(LogStore(log.fs), logDir,
+        LastCheckpointInfo(1, 3003, None, None, Some(claimed)))
+      val s = DeltaLog.uncached(t.toString, conf).update()
+      assertEquals(Some(1L), s.logSegment.checkpointVersion)
+      assertEquals(3001L, s.numFiles, s"numOfAddFiles $claimed")
+      assertEquals(((0 until 3000).map(i => s"f$i") :+ "g").toSet, s.allFiles.map(_.path).toSet)
+    }
+    assertTrue(written != null)
+  }
+
   @Test def timestampLookupWithoutIctReadsNoLaterCommit(): Unit = withTable { t =>
     writeCommit(t, 0, Seq(protocol12, meta(), add("a")), mtime = Some(1000000L))
     writeCommit(t, 1, Seq(add("b")), mtime = Some(2000000L))
