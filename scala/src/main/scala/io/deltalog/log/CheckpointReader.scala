@@ -20,7 +20,7 @@ import org.apache.parquet.hadoop.metadata.BlockMetaData
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.internal.column.columnindex.OffsetIndex
 import org.apache.parquet.internal.filter2.columnindex.RowRanges
-import org.apache.parquet.io.{ColumnIOFactory, InputFile, LocalInputFile, MessageColumnIO}
+import org.apache.parquet.io.{ColumnIOFactory, InputFile, MessageColumnIO}
 import org.apache.parquet.io.api.{Binary, RecordMaterializer}
 import org.apache.parquet.schema.{GroupType, MessageType, PrimitiveType}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
@@ -188,7 +188,7 @@ object CheckpointReader {
 
   private def inputFile(conf: Configuration, file: FileStatus): InputFile = {
     val uri = file.getPath.toUri
-    if (uri.getScheme == null || uri.getScheme == "file") new LocalInputFile(java.nio.file.Paths.get(uri.getPath))
+    if (uri.getScheme == null || uri.getScheme == "file") MappedInputFile(java.nio.file.Paths.get(uri.getPath))
     else HadoopInputFile.fromStatus(file, conf)
   }
 

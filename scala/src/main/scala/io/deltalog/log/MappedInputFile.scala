@@ -1,0 +1,92 @@
+package io.deltalog.log
+
+import java.io.EOFException
+import java.nio.{ByteBuffer, MappedByteBuffer}
+import java.nio.channels.FileChannel
+import java.nio.file.{Path => NioPath, StandardOpenOption}
+
+import org.apache.parquet.io.{InputFile, SeekableInputStream}
+
+/**
+ * A local Parquet file read through a read-only memory map: parquet-mr's column-chunk reads
+ * become one copy from the page cache into its buffers. Its own `LocalInputFile` reads through
+ * `RandomAccessFile`, which stages every large read in a native buffer first (two copies); for a
+ * checkpoint's hundreds of MB that was most of the time spent reading it. Files of 2 GB and more
+ * (beyond one mapping) are read with parquet-mr's `LocalInputFile`.
+ *
+ * Checkpoint files are immutable once published, so the mapping cannot change under the reader;
+ * the map is released when no stream references it any more (garbage collection).
+ */
+private[log] final class MappedInputFile private (path: NioPath, length: Long) extends InputFile {
+  override def getLength: Long = length
+
+  override def newStream(): SeekableInputStream = {
+    val ch = FileChannel.open(path, StandardOpenOption.READ)
+    val map = try ch.map(FileChannel.MapMode.READ_ONLY, 0, length) finally ch.close()
+    new MappedInputFile.Stream(map)
+  }
+
+  override def toString: String = path.toString
+}
+
+private[log] object MappedInputFile {
+  /** The file through a memory map, or parquet-mr's local reader when it is too large for one. */
+  def apply(path: NioPath): InputFile = {
+    val length = java.nio.file.Files.size(path)
+    if (length >= Int.MaxValue) new org.apache.parquet.io.LocalInputFile(path)
+    else new MappedInputFile(path, length)
+  }
+
+  private final class Stream(map: MappedByteBuffer) extends SeekableInputStream {
+    private var pos = 0
+
+    private def remaining: Int = map.limit() - pos
+
+    override def getPos: Long = pos
+
+    override def seek(newPos: Long): Unit = {
+      if (newPos < 0 || newPos > map.limit()) throw new EOFException(s"seek to $newPos outside 0..${map.limit()}")
+      pos = newPos.toInt
+    }
+
+    override def read(): Int =
+      if (pos >= map.limit()) -1 else { val b = map.get(pos) & 0xFF; pos += 1; b }
+
+    override def read(b: Array[Byte], off: Int, len: Int): Int =
+      if (len == 0) 0
+      else if (remaining <= 0) -1
+      else { val n = math.min(len, remaining); map.get(pos, b, off, n); pos += n; n }
+
+    override def readFully(b: Array[Byte]): Unit = readFully(b, 0, b.length)
+
+    override def readFully(b: Array[Byte], off: Int, len: Int): Unit = {
+      if (len > remaining) throw new EOFException(s"$len bytes wanted at $pos, ${remaining} left")
+      map.get(pos, b, off, len)
+      pos += len
+    }
+
+    override def read(buf: ByteBuffer): Int = {
+      if (!buf.hasRemaining) return 0
+      if (remaining <= 0) return -1
+      val n = math.min(buf.remaining(), remaining)
+      buf.put(map.slice(pos, n))
+      pos += n
+      n
+    }
+
+    override def readFully(buf: ByteBuffer): Unit = {
+      val n = buf.remaining()
+      if (n > remaining) throw new EOFException(s"$n bytes wanted at $pos, ${remaining} left")
+      buf.put(map.slice(pos, n))
+      pos += n
+    }
+
+    override def skip(n: Long): Long = {
+      val k = math.max(0L, math.min(n, remaining.toLong)).toInt
+      pos += k
+      k
+    }
+
+    override def available(): Int = math.max(0, remaining)
+  }
+}
