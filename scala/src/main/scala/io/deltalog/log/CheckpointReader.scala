@@ -186,6 +186,12 @@ object CheckpointReader {
     } finally in.close()
   }
 
+  /** The local file behind `file` (plain path or `file:` URI). */
+  private def localPath(file: FileStatus): Option[java.nio.file.Path] = {
+    val uri = file.getPath.toUri
+    if (uri.getScheme == null || uri.getScheme == "file") Some(java.nio.file.Paths.get(uri.getPath)) else None
+  }
+
   private def inputFile(conf: Configuration, file: FileStatus): InputFile = {
     val uri = file.getPath.toUri
     if (uri.getScheme == null || uri.getScheme == "file") MappedInputFile(java.nio.file.Paths.get(uri.getPath))
@@ -282,7 +288,7 @@ object CheckpointReader {
               CheckpointThreads.executor == null) null
             else new ParallelStatsReader(() => ParquetFileReader.open(inputFile(conf, file), readOptions(conf, pmOnly = false)),
               new MessageType(requested.getName, statsGroup.withNewFields(java.util.List.of(statsGroup.getType("stats")))),
-              block.getStartingPos, block.getRowCount.toInt)
+              block, localPath(file))
           // The stats thread is reading already: whatever fails from here on must stop it.
           try {
             val (schema, materializer, columnIO) =

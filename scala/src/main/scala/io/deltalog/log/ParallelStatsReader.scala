@@ -23,11 +23,14 @@ import org.apache.parquet.schema.MessageType
  *
  * @param open      opens a reader of the checkpoint file (closed here)
  * @param schema    message type holding only `add.stats` (as projected from the file)
- * @param blockStart starting position of the row group in the file (identifies it in the new reader)
- * @param rows      rows of the row group
+ * @param block     the row group (its starting position identifies it in the new reader)
+ * @param localFile the checkpoint as a local file: an uncompressed chunk is then read straight
+ *                  from a memory map ([[MappedColumnChunk]]) without opening a reader
  */
-private[log] final class ParallelStatsReader(open: () => ParquetFileReader, schema: MessageType, blockStart: Long,
-    rows: Int) {
+private[log] final class ParallelStatsReader(open: () => ParquetFileReader, schema: MessageType,
+    block: org.apache.parquet.hadoop.metadata.BlockMetaData, localFile: Option[java.nio.file.Path]) {
+  private val blockStart = block.getStartingPos
+  private val rows = block.getRowCount.toInt
   private val kept = new Array[Boolean](rows)
   private val published = new AtomicInteger(0)
   @volatile private var aborted = false
@@ -67,17 +70,26 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
   }
 
   private def run(): Unit = {
-    val reader = open()
+    val d = schema.getColumnDescription(Array("add", "stats"))
+    val chunk = block.getColumns.toArray.collectFirst {
+      case c: org.apache.parquet.hadoop.metadata.ColumnChunkMetaData if c.getPath.toArray.sameElements(Array("add", "stats")) => c
+    }
+    var reader: ParquetFileReader = null
     try {
-      reader.setRequestedSchema(schema)
-      val block = reader.getRowGroups.toArray.indexWhere {
-        case b: org.apache.parquet.hadoop.metadata.BlockMetaData => b.getStartingPos == blockStart
+      val pages = (localFile, chunk) match {
+        case (Some(file), Some(c)) if MappedColumnChunk.applies(c) => MappedColumnChunk.pageReader(file, c, d)
+        case _ =>
+          reader = open()
+          reader.setRequestedSchema(schema)
+          val index = reader.getRowGroups.toArray.indexWhere {
+            case b: org.apache.parquet.hadoop.metadata.BlockMetaData => b.getStartingPos == blockStart
+          }
+          if (index < 0) throw new IllegalStateException(s"row group at $blockStart not found")
+          val store = reader.readRowGroup(index)
+          if (store == null || store.getRowCount != rows) throw new IllegalStateException(s"row group at $blockStart changed")
+          store.getPageReader(d)
       }
-      if (block < 0) throw new IllegalStateException(s"row group at $blockStart not found")
-      val pages = reader.readRowGroup(block)
-      if (pages == null || pages.getRowCount != rows) throw new IllegalStateException(s"row group at $blockStart changed")
-      val d = schema.getColumnDescription(Array("add", "stats"))
-      val stats = new BinaryLeafDecoder(pages.getPageReader(d), d)
+      val stats = new BinaryLeafDecoder(pages, d)
       val max = d.getMaxDefinitionLevel
       var spins = 0
       while (this.out == null) {
@@ -105,6 +117,6 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
         }
         i += 1
       }
-    } finally reader.close()
+    } finally if (reader != null) reader.close()
   }
 }
