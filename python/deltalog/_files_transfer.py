@@ -119,6 +119,15 @@ class TransferFiles:
         self._lock = threading.Lock()
         self._entries: Dict[str, Any] = {}  # path -> None (free) | _BUSY | weakref to the mmap
         self._swept: set = set()
+        self._owner = os.getpid()
+
+    def _own(self) -> None:
+        """A forked child must neither reuse nor remove its parent's files (the parent may map
+        them): it starts a pool of its own."""
+        if self._owner != os.getpid():
+            self._owner = os.getpid()
+            self._entries = {}
+            self._swept = set()
 
     @staticmethod
     def enabled() -> bool:
@@ -129,6 +138,7 @@ class TransferFiles:
         caller unlinks it once mapped)."""
         if self.enabled():
             with self._lock:
+                self._own()
                 self._sweep(directory)
                 d = directory or tempfile.gettempdir()
                 here = [p for p in self._entries if os.path.dirname(p) == d]
@@ -153,18 +163,21 @@ class TransferFiles:
     def attach(self, path: str, mapped: mmap.mmap) -> None:
         """``path`` now backs a table whose buffers keep ``mapped`` alive."""
         with self._lock:
+            self._own()
             if path in self._entries:
                 self._entries[path] = weakref.ref(mapped)
 
     def release(self, path: str) -> None:
         """``path`` holds nothing anyone maps (the transfer failed or was not used)."""
         with self._lock:
+            self._own()
             if path in self._entries:
                 self._entries[path] = None
 
     def close(self) -> None:
         """Removes the pool's files (their pages stay while a table still maps them)."""
         with self._lock:
+            self._own()
             for path in list(self._entries):
                 try:
                     os.unlink(path)

@@ -175,3 +175,27 @@ def test_files_of_dead_processes_are_removed(tmp_path):
     assert not stale.exists() and other.exists()
     pool.close()
     assert not os.path.exists(path)
+
+
+def test_forked_child_leaves_the_parents_transfer_files_alone(tmp_path):
+    from deltalog._files_transfer import TransferFiles
+    pool = TransferFiles()
+    path, pooled = pool.acquire(str(tmp_path))
+    assert pooled
+    pool.release(path)  # free in the parent: a child must still not take or remove it
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            child_path, _ = pool.acquire(str(tmp_path))
+            pool.close()
+            os._exit(0 if child_path != path and os.path.exists(path) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    assert os.path.exists(path)
+    again, pooled = pool.acquire(str(tmp_path))
+    assert pooled and again == path  # still the parent's, reused
+    pool.close()
+    assert not os.path.exists(path)
+
