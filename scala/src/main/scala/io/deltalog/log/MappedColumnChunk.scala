@@ -26,87 +26,76 @@ private[log] object MappedColumnChunk {
     chunk.getCodec == CompressionCodecName.UNCOMPRESSED && !chunk.isEncrypted &&
       chunk.getStartingPos >= 0 && chunk.getTotalSize > 0 && chunk.getTotalSize < Int.MaxValue
 
-  /** The pages of `chunk` (a column chunk of `file`, see [[applies]]). */
-  def pageReader(file: NioPath, chunk: ColumnChunkMetaData, descriptor: ColumnDescriptor): PageReader = {
+  /**
+   * The pages of `chunk` (a column chunk of `file`, see [[applies]]), or None when its page
+   * headers do not add up (sizes past the chunk, value counts that differ from the footer's): the
+   * caller then reads it with parquet-mr, which knows the quirks of old writers.
+   */
+  def pageReader(file: NioPath, chunk: ColumnChunkMetaData, descriptor: ColumnDescriptor): Option[PageReader] = {
     val ch = FileChannel.open(file, StandardOpenOption.READ)
     val map = try ch.map(FileChannel.MapMode.READ_ONLY, chunk.getStartingPos, chunk.getTotalSize)
       finally ch.close()
-    chunksServed.incrementAndGet()
-    new Pages(map.order(ByteOrder.LITTLE_ENDIAN), chunk, descriptor)
+    val pages = try Some(scan(map.order(ByteOrder.LITTLE_ENDIAN), chunk, descriptor))
+      catch { case _: IllegalStateException | _: IllegalArgumentException | _: java.io.IOException => None }
+    pages.filter(p => p.values == chunk.getValueCount).map { p => chunksServed.incrementAndGet(); p }
   }
 
-  private final class Pages(map: ByteBuffer, chunk: ColumnChunkMetaData, descriptor: ColumnDescriptor)
-    extends PageReader {
-    private var pos = 0
-    private var dictionary: DictionaryPage = _
-    private var dictionaryRead = false
-    private var pending: DataPage = _
-
-    private def corrupt(what: String): Nothing =
-      throw new IllegalStateException(s"$what in column chunk ${chunk.getPath} at ${chunk.getStartingPos + pos}")
-
-    private def encoding(e: org.apache.parquet.format.Encoding): Encoding = Encoding.valueOf(e.name())
-
-    private def slice(from: Int, len: Int): ByteBuffer = {
+  /** Every page header of the chunk, checked against its bounds. */
+  private def scan(map: ByteBuffer, chunk: ColumnChunkMetaData, descriptor: ColumnDescriptor): Pages = {
+    val out = scala.collection.mutable.ArrayBuffer.empty[AnyRef]
+    var values = 0L
+    var pos = 0
+    def corrupt(what: String): Nothing = throw new IllegalStateException(s"$what at ${chunk.getStartingPos + pos}")
+    def encoding(e: org.apache.parquet.format.Encoding): Encoding = Encoding.valueOf(e.name())
+    def slice(from: Int, len: Int): ByteBuffer = {
       if (len < 0 || from.toLong + len > map.limit()) corrupt("page extends past the chunk")
       map.slice(from, len).order(ByteOrder.LITTLE_ENDIAN)
     }
-
-    /** The next dictionary or data page, or null at the end (index pages are skipped). */
-    private def next(): AnyRef = {
-      while (pos < map.limit()) {
-        val in = ByteBufferInputStream.wrap(map.slice(pos, map.limit() - pos))
-        val header = try Util.readPageHeader(in) catch { case e: java.io.IOException => corrupt(s"bad page header ($e)") }
-        val start = pos + in.position().toInt
-        val size = header.getCompressed_page_size
-        val body = slice(start, size)
-        pos = start + size
-        if (header.getUncompressed_page_size != size) corrupt("compressed page in an uncompressed chunk")
-        header.getType match {
-          case PageType.DICTIONARY_PAGE =>
-            val h = header.getDictionary_page_header
-            return new DictionaryPage(BytesInput.from(body), h.getNum_values, encoding(h.getEncoding))
-          case PageType.DATA_PAGE =>
-            val h = header.getData_page_header
-            return new DataPageV1(BytesInput.from(body), h.getNum_values, size,
-              Statistics.createStats(descriptor.getPrimitiveType), encoding(h.getRepetition_level_encoding),
-              encoding(h.getDefinition_level_encoding), encoding(h.getEncoding))
-          case PageType.DATA_PAGE_V2 =>
-            val h = header.getData_page_header_v2
-            val rl = h.getRepetition_levels_byte_length
-            val dl = h.getDefinition_levels_byte_length
-            if (rl < 0 || dl < 0 || rl + dl > size) corrupt("bad level lengths")
-            return DataPageV2.uncompressed(h.getNum_rows, h.getNum_nulls, h.getNum_values,
-              BytesInput.from(slice(start, rl)), BytesInput.from(slice(start + rl, dl)), encoding(h.getEncoding),
-              BytesInput.from(slice(start + rl + dl, size - rl - dl)), Statistics.createStats(descriptor.getPrimitiveType))
-          case _ => // index pages: skipped
-        }
+    while (pos < map.limit()) {
+      val in = ByteBufferInputStream.wrap(map.slice(pos, map.limit() - pos))
+      val header = Util.readPageHeader(in)
+      val start = pos + in.position().toInt
+      val size = header.getCompressed_page_size
+      val body = slice(start, size)
+      if (header.getUncompressed_page_size != size) corrupt("compressed page in an uncompressed chunk")
+      header.getType match {
+        case PageType.DICTIONARY_PAGE =>
+          if (out.nonEmpty) corrupt("dictionary page after data pages")
+          val h = header.getDictionary_page_header
+          out += new DictionaryPage(BytesInput.from(body), h.getNum_values, encoding(h.getEncoding))
+        case PageType.DATA_PAGE =>
+          val h = header.getData_page_header
+          values += h.getNum_values
+          out += new DataPageV1(BytesInput.from(body), h.getNum_values, size,
+            Statistics.createStats(descriptor.getPrimitiveType), encoding(h.getRepetition_level_encoding),
+            encoding(h.getDefinition_level_encoding), encoding(h.getEncoding))
+        case PageType.DATA_PAGE_V2 =>
+          val h = header.getData_page_header_v2
+          val rl = h.getRepetition_levels_byte_length
+          val dl = h.getDefinition_levels_byte_length
+          if (rl < 0 || dl < 0 || rl + dl > size) corrupt("bad level lengths")
+          values += h.getNum_values
+          out += DataPageV2.uncompressed(h.getNum_rows, h.getNum_nulls, h.getNum_values,
+            BytesInput.from(slice(start, rl)), BytesInput.from(slice(start + rl, dl)), encoding(h.getEncoding),
+            BytesInput.from(slice(start + rl + dl, size - rl - dl)), Statistics.createStats(descriptor.getPrimitiveType))
+        case _ => // index pages: skipped
       }
-      null
+      pos = start + size
+    }
+    new Pages(out.toIndexedSeq, values, chunk.getValueCount)
+  }
+
+  private final class Pages(pages: IndexedSeq[AnyRef], val values: Long, total: Long) extends PageReader {
+    private var i = pages.headOption match { case Some(_: DictionaryPage) => 1; case _ => 0 }
+
+    override def readDictionaryPage(): DictionaryPage = pages.headOption match {
+      case Some(d: DictionaryPage) => d
+      case _ => null
     }
 
-    override def readDictionaryPage(): DictionaryPage = {
-      if (!dictionaryRead) {
-        dictionaryRead = true
-        next() match {
-          case d: DictionaryPage => dictionary = d
-          case p: DataPage => pending = p
-          case _ =>
-        }
-      }
-      dictionary
-    }
+    override def getTotalValueCount: Long = total
 
-    override def getTotalValueCount: Long = chunk.getValueCount
-
-    override def readPage(): DataPage = {
-      if (!dictionaryRead) readDictionaryPage()
-      if (pending != null) { val p = pending; pending = null; return p }
-      next() match {
-        case p: DataPage => p
-        case _: DictionaryPage => corrupt("a second dictionary page")
-        case _ => null
-      }
-    }
+    override def readPage(): DataPage =
+      if (i >= pages.size) null else { val p = pages(i).asInstanceOf[DataPage]; i += 1; p }
   }
 }

@@ -76,9 +76,13 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
     }
     var reader: ParquetFileReader = null
     try {
-      val pages = (localFile, chunk) match {
+      val mapped = (localFile, chunk) match {
         case (Some(file), Some(c)) if MappedColumnChunk.applies(c) => MappedColumnChunk.pageReader(file, c, d)
-        case _ =>
+        case _ => None
+      }
+      val pages = mapped match {
+        case Some(p) => p
+        case None =>
           reader = open()
           reader.setRequestedSchema(schema)
           val index = reader.getRowGroups.toArray.indexWhere {

@@ -3,6 +3,7 @@ package io.deltalog.log
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.file.Files
 
+import scala.jdk.CollectionConverters._
 import scala.util.Random
 
 import org.apache.hadoop.conf.Configuration
@@ -126,14 +127,21 @@ class LeafDecoderSuite {
     } finally r.close()
   }
 
-  private def decoded(file: Path, column: String): IndexedSeq[Any] = {
+  private def decoded(file: Path, column: String, mapped: Boolean = false): IndexedSeq[Any] = {
     val r = ParquetFileReader.open(HadoopInputFile.fromPath(file, new Configuration()))
     try {
       val d = schema.getColumnDescription(Array(column))
       val out = IndexedSeq.newBuilder[Any]
+      var block = 0
       var pages = r.readNextRowGroup()
       while (pages != null) {
-        val pr = pages.getPageReader(d)
+        val pr = if (!mapped) pages.getPageReader(d) else {
+          // the same pages, parsed straight from a memory map of the file
+          val chunk = r.getRowGroups.get(block).getColumns.asScala.find(_.getPath.toArray.sameElements(Array(column))).get
+          assertTrue(MappedColumnChunk.applies(chunk))
+          MappedColumnChunk.pageReader(java.nio.file.Paths.get(file.toUri), chunk, d).get
+        }
+        block += 1
         val total = pages.getRowCount
         val dec: LeafDecoder = d.getPrimitiveType.getPrimitiveTypeName.name match {
           case "INT64" | "INT32" => new LongLeafDecoder(pr, d)
@@ -166,6 +174,7 @@ class LeafDecoderSuite {
         val want = reference(file, c)
         assertEquals(20000, want.size)
         assertEquals(want, decoded(file, c), s"$version dictionary=$dict column $c")
+        assertEquals(want, decoded(file, c, mapped = true), s"$version dictionary=$dict column $c (mapped)")
       }
     }
   }
@@ -199,5 +208,20 @@ class LeafDecoderSuite {
     }
     override def start(): Unit = ()
     override def end(): Unit = ()
+  }
+
+  @Test def mappedChunkWithInconsistentHeadersIsLeftToParquetMr(): Unit = {
+    val file = writeFile(WriterVersion.PARQUET_1_0, dictionary = false, 2000, seed = 9)
+    val r = ParquetFileReader.open(HadoopInputFile.fromPath(file, new Configuration()))
+    val chunk = try r.getRowGroups.get(0).getColumns.asScala.find(_.getPath.toArray.sameElements(Array("d"))).get
+      finally r.close()
+    val d = schema.getColumnDescription(Array("d"))
+    val local = java.nio.file.Paths.get(file.toUri)
+    assertTrue(MappedColumnChunk.pageReader(local, chunk, d).isDefined)
+    // a chunk claimed shorter than its pages: the headers run past it, so no mapped reader
+    val cut = org.apache.parquet.hadoop.metadata.ColumnChunkMetaData.get(chunk.getPath, chunk.getPrimitiveType,
+      chunk.getCodec, chunk.getEncodingStats, chunk.getEncodings, chunk.getStatistics, chunk.getFirstDataPageOffset,
+      chunk.getDictionaryPageOffset, chunk.getValueCount, chunk.getTotalSize / 2, chunk.getTotalUncompressedSize)
+    assertEquals(None, MappedColumnChunk.pageReader(local, cut, d))
   }
 }
