@@ -6,7 +6,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 import scala.jdk.CollectionConverters._
 
 import io.deltalog.actions.{AddFile, DeletionVectorDescriptor, RemoveFile}
-import io.deltalog.log.{FileChunk, SnapshotState}
+import io.deltalog.log.{EncodedMap, FileChunk, SnapshotState}
 import org.apache.arrow.memory.RootAllocator
 import org.apache.arrow.vector.{BigIntVector, BitVector, FieldVector, IntVector, VarCharVector, VectorSchemaRoot}
 import org.apache.arrow.vector.complex.{MapVector, StructVector}
@@ -128,7 +128,7 @@ object FilesArrow {
       try {
         val writer = new ArrowStreamWriter(root, null, out)
         writer.start()
-        val pvCache = new java.util.IdentityHashMap[Map[String, String], EncodedMap]()
+        val pvCache = new EncodedMap.Cache(MaxCachedMaps)
         var remaining = state.numFiles
         val batch = new AddBatch(root, pvCache)
         var open = false
@@ -158,22 +158,6 @@ object FilesArrow {
 
   /** Above this many distinct partition-value maps, further maps are encoded without caching. */
   private val MaxCachedMaps = 200000
-
-  /** A `map<string,string>` encoded once: UTF-8 keys and values (null value: null). */
-  private final class EncodedMap(val keys: Array[Array[Byte]], val values: Array[Array[Byte]])
-
-  private def encodeMap(m: Map[String, String]): EncodedMap = {
-    val n = m.size
-    val ks = new Array[Array[Byte]](n)
-    val vs = new Array[Array[Byte]](n)
-    var j = 0
-    m.foreach { case (k, v) =>
-      ks(j) = k.getBytes(UTF_8)
-      vs(j) = if (v == null) null else v.getBytes(UTF_8)
-      j += 1
-    }
-    new EncodedMap(ks, vs)
-  }
 
   /** A UTF-8 column of one batch: values, offsets and validity in JVM arrays, copied in bulk. */
   private final class Utf8Buffer(initialRows: Int, initialBytes: Int) {
@@ -284,7 +268,7 @@ object FilesArrow {
    * clustering provider) are left all-null without touching a row.
    */
   private final class AddBatch(root: VectorSchemaRoot,
-      pvCache: java.util.IdentityHashMap[Map[String, String], EncodedMap]) {
+      pvCache: EncodedMap.Cache) {
     var count = 0
     private var capacity = 0
     private var chunks = new Array[FileChunk](1024)
@@ -307,23 +291,6 @@ object FilesArrow {
       count += 1
     }
 
-    // Most rows share the previous row's map object (e.g. the one empty map of an unpartitioned
-    // table): checked first, since identity hashing per row was half of the export time.
-    private var lastMap: Map[String, String] = _
-    private var lastEncoded: EncodedMap = _
-
-    private def encoded(m: Map[String, String]): EncodedMap = {
-      if (m eq lastMap) return lastEncoded
-      val hit = pvCache.get(m)
-      val e = if (hit != null) hit else {
-        val x = encodeMap(m)
-        if (pvCache.size < MaxCachedMaps) pvCache.put(m, x)
-        x
-      }
-      lastMap = m
-      lastEncoded = e
-      e
-    }
 
     /** Fills `vec` with one string column of the batch's rows, bytes copied from the chunks. */
     private def fillUtf8(vec: VarCharVector, column: FileChunk => io.deltalog.log.Utf8Column): Unit = {
@@ -406,7 +373,7 @@ object FilesArrow {
         i = 0
         while (i < n) {
           val p = chunks(i).partitionValuesAt(rows(i))
-          if (p != null) pv.set(i, encoded(p))
+          if (p != null) pv.set(i, pvCache(p))
           i += 1
         }
       }
@@ -415,7 +382,7 @@ object FilesArrow {
       tags.begin()
       if (any(!_.hasNoTags)) {
         i = 0
-        while (i < n) { val t = chunks(i).tagsAt(rows(i)); if (t != null) tags.set(i, encodeMap(t)); i += 1 }
+        while (i < n) { val t = chunks(i).tagsAt(rows(i)); if (t != null) tags.set(i, EncodedMap.of(t)); i += 1 }
       }
       tags.finish(n)
 

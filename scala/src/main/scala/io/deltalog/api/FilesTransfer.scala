@@ -8,7 +8,7 @@ import java.util.concurrent.ArrayBlockingQueue
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory
 
-import io.deltalog.log.{FileChunk, SnapshotState, Utf8Column}
+import io.deltalog.log.{EncodedMap, FileChunk, SnapshotState, Utf8Column}
 
 /**
  * The live files of a snapshot written for Python as raw Arrow buffers, without Arrow Java: each
@@ -152,26 +152,21 @@ object FilesTransfer {
     def align(): Unit = zeros((Align - position % Align) % Align)
 
     // Bulk copies through views of the (little-endian) buffer.
-    def putInts(a: Array[Int], from: Int, until: Int): Unit = {
+    def putInts(a: Array[Int], from: Int, until: Int): Unit =
+      putWords(from, until, 4)((i, n) => buf.asIntBuffer().put(a, i, n))
+    def putLongs(a: Array[Long], from: Int, until: Int): Unit =
+      putWords(from, until, 8)((i, n) => buf.asLongBuffer().put(a, i, n))
+
+    /** Elements `from until until` of `width` bytes each, `put(i, n)` copying `n` from `i` into `buf`. */
+    private def putWords(from: Int, until: Int, width: Int)(put: (Int, Int) => Unit): Unit = {
       var i = from
       while (i < until) {
-        if (buf.remaining < 4) flush()
-        val n = math.min(until - i, buf.remaining >> 2)
-        buf.asIntBuffer().put(a, i, n)
-        buf.position(buf.position() + 4 * n)
+        if (buf.remaining < width) flush()
+        val n = math.min(until - i, buf.remaining / width)
+        put(i, n)
+        buf.position(buf.position() + width * n)
         i += n
-        position += 4L * n
-      }
-    }
-    def putLongs(a: Array[Long], from: Int, until: Int): Unit = {
-      var i = from
-      while (i < until) {
-        if (buf.remaining < 8) flush()
-        val n = math.min(until - i, buf.remaining >> 3)
-        buf.asLongBuffer().put(a, i, n)
-        buf.position(buf.position() + 8 * n)
-        i += n
-        position += 8L * n
+        position += width.toLong * n
       }
     }
 
@@ -322,15 +317,7 @@ object FilesTransfer {
         i += 1
       }
       // Each distinct map object is encoded once (rows of one partition share it).
-      val encoded = new java.util.IdentityHashMap[Map[String, String], (Array[Array[Byte]], Array[Array[Byte]])]()
-      def enc(m: Map[String, String]) = {
-        var e = encoded.get(m)
-        if (e == null) {
-          e = (m.keys.map(_.getBytes(UTF_8)).toArray, m.values.map(v => if (v == null) null else v.getBytes(UTF_8)).toArray)
-          if (encoded.size < 100000) encoded.put(m, e)
-        }
-        e
-      }
+      val enc = new EncodedMap.Cache(100000)
       val validity = new Array[Byte]((n + 7) / 8)
       val offsets = new Array[Int](n + 1)
       var nullMaps = 0
@@ -353,7 +340,7 @@ object FilesTransfer {
       out.putInts(offsets, 0, n + 1)
       end("partitionValues.offsets", s)
       if (entries == 0) return
-      def strings(name: String, pick: ((Array[Array[Byte]], Array[Array[Byte]])) => Array[Array[Byte]]): Unit = {
+      def strings(name: String, pick: EncodedMap => Array[Array[Byte]]): Unit = {
         val validity = new Array[Byte]((entries + 7) / 8)
         var nulls = 0
         var k = 0
@@ -386,8 +373,8 @@ object FilesTransfer {
         }
         end(name + ".data", d)
       }
-      strings("partitionValues.key", _._1)
-      strings("partitionValues.value", _._2)
+      strings("partitionValues.key", _.keys)
+      strings("partitionValues.value", _.values)
     }
   }
 }

@@ -1,7 +1,5 @@
 package io.deltalog.log
 
-import java.nio.charset.StandardCharsets.UTF_8
-
 import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.io.api.RecordConsumer
 import org.apache.parquet.schema.{GroupType, MessageType}
@@ -130,33 +128,8 @@ private[log] final class LiveAddColumns(schema: MessageType, statsStruct: Option
 
   // ------------------------------------------------------------------------------ maps
 
-  /** A string map's entries as UTF-8 (values null where the map has null). */
-  private final class EncodedMap(val keys: Array[Array[Byte]], val values: Array[Array[Byte]])
-
-  private val encodedMaps = new java.util.IdentityHashMap[Map[String, String], EncodedMap]()
-
-  private def encode(m: Map[String, String]): EncodedMap = {
-    val keys = new Array[Array[Byte]](m.size)
-    val values = new Array[Array[Byte]](m.size)
-    var j = 0
-    m.foreach { case (k, v) =>
-      keys(j) = k.getBytes(UTF_8)
-      values(j) = if (v == null) null else v.getBytes(UTF_8)
-      j += 1
-    }
-    new EncodedMap(keys, values)
-  }
-
   /** Partition-value maps are shared between files: each is encoded once. */
-  private def encodedPartitionValues(m: Map[String, String]): EncodedMap = {
-    var e = encodedMaps.get(m)
-    if (e == null) {
-      if (encodedMaps.size >= MaxEncodedMaps) encodedMaps.clear()
-      e = encode(m)
-      encodedMaps.put(m, e)
-    }
-    e
-  }
+  private val encodedPartitionValues = new EncodedMap.Cache(LiveAddColumns.MaxEncodedMaps)
 
   /** Definition level of a present map entry in a `key` / `value` leaf (a value adds one). */
   private def mapEntryDef(w: ColumnChunkWriter, keys: Boolean): Int = if (keys) w.maxDef else w.maxDef - 1
@@ -222,7 +195,7 @@ private[log] final class LiveAddColumns(schema: MessageType, statsStruct: Option
         if (c.hasNoTags) w.nulls(0, addDef, until - k)
         else while (k < until) {
           val m = c.tagsAt(rows(k))
-          mapRow(w, m, if (m == null || m.isEmpty) null else encode(m), src == TagKey)
+          mapRow(w, m, if (m == null || m.isEmpty) null else EncodedMap.of(m), src == TagKey)
           k += 1
         }
       case DvField(field) =>
@@ -241,18 +214,14 @@ private[log] final class LiveAddColumns(schema: MessageType, statsStruct: Option
           }
           k += 1
         }
-      case BaseRowId =>
+      case BaseRowId | DefaultRowCommitVersion =>
+        val base = src == BaseRowId
         if (c.hasNoRowTracking) w.nulls(0, absent, until - k)
         else while (k < until) {
           val i = rows(k)
-          if (c.hasBaseRowId(i)) w.long(0, c.baseRowId(i)) else w.nulls(0, absent, 1)
-          k += 1
-        }
-      case DefaultRowCommitVersion =>
-        if (c.hasNoRowTracking) w.nulls(0, absent, until - k)
-        else while (k < until) {
-          val i = rows(k)
-          if (c.hasDefaultRowCommitVersion(i)) w.long(0, c.defaultRowCommitVersion(i)) else w.nulls(0, absent, 1)
+          if (if (base) c.hasBaseRowId(i) else c.hasDefaultRowCommitVersion(i)) {
+            w.long(0, if (base) c.baseRowId(i) else c.defaultRowCommitVersion(i))
+          } else w.nulls(0, absent, 1)
           k += 1
         }
       case ClusteringProvider =>
