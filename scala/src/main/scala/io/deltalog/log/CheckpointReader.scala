@@ -286,7 +286,11 @@ object CheckpointReader {
             if (statsGroup == null || !statsGroup.containsField("stats") || sink.detachedStats == null ||
               block.getRowCount < ParallelStatsMinRows || block.getRowCount > Int.MaxValue ||
               CheckpointThreads.executor == null) null
-            else new ParallelStatsReader(() => ParquetFileReader.open(inputFile(conf, file), readOptions(conf, pmOnly = false)),
+            else new ParallelStatsReader(() => {
+                // a second reader of the same file, sharing the footer already parsed
+                val in = inputFile(conf, file)
+                new ParquetFileReader(in, reader.getFooter, readOptions(conf, pmOnly = false), in.newStream())
+              },
               new MessageType(requested.getName, statsGroup.withNewFields(java.util.List.of(statsGroup.getType("stats")))),
               block, localPath(file))
           // The stats thread is reading already: whatever fails from here on must stop it.
