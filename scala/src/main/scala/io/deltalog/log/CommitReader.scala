@@ -101,50 +101,59 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
   private val localFs: Boolean = fs.getUri.getScheme == "file"
 
   /** Reads and parses one commit file (every action an object). */
-  def read(file: FileStatus): ParsedCommit = {
-    val path = file.getPath
-    ParsedCommit(CommitReader.versionOf(path), file, readActions(path))
-  }
+  def read(file: FileStatus): ParsedCommit =
+    ParsedCommit(CommitReader.versionOf(file), file, readActions(file))
 
   /**
    * Reads one commit for log replay: plain `add` lines stay column-wise in
    * [[ParsedCommit.plainAdds]], with their reconciliation keys under `fileKeys` computed here (on
    * the reading thread).
    */
-  def readForReplay(file: FileStatus, fileKeys: FileKeys): ParsedCommit = {
-    val path = file.getPath
-    val bytes = readFile(path)
+  def readForReplay(file: FileStatus, fileKeys: FileKeys, kept: CommitBytes = null): ParsedCommit = {
+    val reused = if (kept == null) null else kept.take(file)
+    val bytes = if (reused != null) reused else readFile(file)
     val rows = new PlainAddsBuilder(bytes, bytes.length / 256, fileKeys)
-    val entries = CommitReader.parseInto(bytes, bytes.length, path.toString, null, rows)
-    new ParsedCommit(CommitReader.versionOf(path), file, entries, rows.result())
+    val entries = CommitReader.parseInto(bytes, bytes.length, file.getPath.toString, null, rows)
+    new ParsedCommit(CommitReader.versionOf(file), file, entries, rows.result())
   }
 
   /** [[readInOrder]] with [[readForReplay]]. */
-  def readInOrderForReplay(files: Seq[FileStatus], fileKeys: FileKeys)(consume: ParsedCommit => Unit): Unit =
-    readInOrderUntil(files, readForReplay(_, fileKeys)) { c => consume(c); true }
+  def readInOrderForReplay(files: Seq[FileStatus], fileKeys: FileKeys, kept: CommitBytes = null)(
+      consume: ParsedCommit => Unit): Unit =
+    readInOrderUntil(files, readForReplay(_, fileKeys, kept)) { c => consume(c); true }
 
   /**
    * Like [[read]], but only the lines that can hold a `protocol` or `metaData` action (and, with
    * `withCommitInfo`, a `commitInfo`) are parsed; see [[CommitReader.LineFilter]]. The result
-   * holds those actions only.
+   * holds those actions only. The file's bytes are offered to `keep` for a later replay.
    */
-  def readProtocolAndMetadata(file: FileStatus, withCommitInfo: Boolean): ParsedCommit = {
-    val path = file.getPath
-    ParsedCommit(CommitReader.versionOf(path), file,
-      readActions(path, if (withCommitInfo) CommitReader.PmAndCommitInfoLines else CommitReader.PmLines))
+  def readProtocolAndMetadata(file: FileStatus, withCommitInfo: Boolean, keep: CommitBytes = null): ParsedCommit = {
+    val bytes = readFile(file)
+    if (keep != null) keep.offer(file, bytes)
+    val filter = if (withCommitInfo) CommitReader.PmAndCommitInfoLines else CommitReader.PmLines
+    ParsedCommit(CommitReader.versionOf(file), file, CommitReader.parseBytes(bytes, bytes.length, file.getPath.toString, filter))
   }
 
   /** Reads and parses one file of log lines. */
-  def readActions(path: Path): Array[Action] = readActions(path, null)
-
-  private def readActions(path: Path, filter: CommitReader.LineFilter): Array[Action] = {
-    val bytes = readFile(path)
-    CommitReader.parseBytes(bytes, bytes.length, path.toString, filter)
+  def readActions(path: Path): Array[Action] = {
+    val bytes = readFile(path, readBytes(path))
+    CommitReader.parseBytes(bytes, bytes.length, path.toString, null)
   }
 
-  private def readFile(path: Path): Array[Byte] = {
+  private def readActions(file: FileStatus): Array[Action] = {
+    val bytes = readFile(file)
+    CommitReader.parseBytes(bytes, bytes.length, file.getPath.toString, null)
+  }
+
+  /** The bytes of a listed file (a [[LocalLogFile]] is read from its local file directly). */
+  private def readFile(file: FileStatus): Array[Byte] = file match {
+    case l: LocalLogFile if localFs => readFile(l.getPath, java.nio.file.Files.readAllBytes(l.file.toPath))
+    case _ => val path = file.getPath; readFile(path, readBytes(path))
+  }
+
+  private def readFile(path: Path, read: => Array[Byte]): Array[Byte] = {
     onRead(path)
-    try readBytes(path) catch {
+    try read catch {
       case e @ (_: java.io.FileNotFoundException | _: java.nio.file.NoSuchFileException) =>
         throw new CorruptLogFileException(path.toString, "the file disappeared while the log was read " +
           "(concurrent cleanup?)", e)
@@ -184,7 +193,8 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
     // Files that would travel as one batch anyway (a snapshot update after a few small commits,
     // a conflict check) are parsed on the calling thread: no hand-off, no pool wake-up.
     if (files.size == 1 || CommitReader.Parallelism <= 1 ||
-        (files.size <= CommitReader.BatchFiles && files.iterator.map(_.getLen).sum <= CommitReader.BatchBytes)) {
+        (files.size <= CommitReader.BatchFiles &&
+          files.iterator.map(LocalLogFile.lengthHint).sum <= CommitReader.BatchBytes)) {
       val it = files.iterator
       while (it.hasNext && consume(parse(it.next()))) {}
       return
@@ -199,11 +209,12 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
       val batch = Array.newBuilder[FileStatus]
       var n = 0
       var bytes = 0L
-      while (it.hasNext && (n == 0 || (n < CommitReader.BatchFiles && bytes + it.head.getLen <= CommitReader.BatchBytes))) {
+      while (it.hasNext && (n == 0 ||
+          (n < CommitReader.BatchFiles && bytes + LocalLogFile.lengthHint(it.head) <= CommitReader.BatchBytes))) {
         val f = it.next()
         batch += f
         n += 1
-        bytes += f.getLen
+        bytes += LocalLogFile.lengthHint(f)
       }
       val fs = batch.result()
       pending.add(CommitReader.pool.submit(new Callable[Array[AnyRef]] {
@@ -257,13 +268,14 @@ object CommitReader {
     }
   })
 
-  private val Delta = """^(\d+)\.json$""".r
-
   /** Version of a `%020d.json` file, or -1 for other files of log lines. */
-  def versionOf(path: Path): Long = path.getName match {
-    case Delta(v) => v.toLong
-    case _ => -1L
-  }
+  def versionOf(path: Path): Long = versionOfName(path.getName)
+
+  /** [[versionOf]] a listed file (no path built for a [[LocalLogFile]]). */
+  def versionOf(file: FileStatus): Long = versionOfName(LocalLogFile.nameOf(file))
+
+  private def versionOfName(name: String): Long =
+    FileNames.parseName(name).collect { case LogFile.Commit(v) => v }.getOrElse(-1L)
 
   /**
    * Which lines of a commit [[CommitReader.readProtocolAndMetadata]] parses: a line is skipped

@@ -44,21 +44,12 @@ final class DeltaLog private[log] (
   /** Counter hook: number of commit files parsed by this instance. */
   val commitFilesRead = new AtomicLong()
 
-  /** Names of the last [[DeltaLog.MaxRecordedReads]] (up to twice as many) commit files parsed (tests, diagnostics). */
-  val recentCommitReads = new java.util.concurrent.ConcurrentLinkedDeque[String]()
-
-  // ConcurrentLinkedDeque.size walks the whole deque: additions are counted on the side and the
-  // deque is trimmed (and recounted) once it may hold twice the limit.
-  private val recentCommitReadsCount = new java.util.concurrent.atomic.AtomicInteger()
+  /** The last [[DeltaLog.MaxRecordedReads]] commit files parsed (tests, diagnostics). */
+  val recentCommitReads = new RecentReads(MaxRecordedReads)
 
   private[log] val commitReader = new CommitReader(fs, { p =>
     commitFilesRead.incrementAndGet()
-    recentCommitReads.addLast(p.getName)
-    if (recentCommitReadsCount.incrementAndGet() > 2 * MaxRecordedReads) {
-      var n = recentCommitReads.size
-      while (n > MaxRecordedReads) { recentCommitReads.pollFirst(); n -= 1 }
-      recentCommitReadsCount.set(n)
-    }
+    recentCommitReads.record(p)
   })
   private[log] val replay = new LogReplay(fs, hadoopConf, tablePath.toString, commitReader, checkpointSource)
 
@@ -191,12 +182,21 @@ final class DeltaLog private[log] (
     // The protocol and metadata read from the log (not from a .crc, which replay does not trust)
     // spare the replay a second read of the checkpoint's protocol / metaData rows.
     @volatile var fromLog: Option[(Protocol, Metadata)] = None
+    // The commits that scan reads are kept for the replay (see CommitBytes).
+    @volatile var kept: CommitBytes = null
     val pmLoader = () => {
-      val r = replay.protocolAndMetadata(segment)
+      val keep = CommitBytes.start()
+      kept = keep
+      val r = replay.protocolAndMetadata(segment, keep)
       for (p <- r._1; m <- r._2) fromLog = Some((p, m))
       r
     }
-    new Snapshot(this, segment, None, checksum, pmLoader, () => replay.load(segment, fromLog, checkpointAdds))
+    val stateLoader = () => {
+      val k = kept
+      kept = null
+      try replay.load(segment, fromLog, checkpointAdds, k) finally if (k != null) k.clear()
+    }
+    new Snapshot(this, segment, None, checksum, pmLoader, stateLoader)
   }
 
   /** The snapshot at `version` (the cached one when it is that version). */

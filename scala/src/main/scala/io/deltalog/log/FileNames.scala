@@ -72,7 +72,20 @@ object FileNames {
    * through `parse(path)` (they live in a sub-directory).
    */
   def parseName(name: String): Option[LogFile] = {
-    try parseUnsafe(name) catch { case _: NumberFormatException => None }
+    try {
+      if (isPaddedCommitName(name)) Some(LogFile.Commit(java.lang.Long.parseLong(name, 0, 20, 10)))
+      else parseUnsafe(name)
+    } catch { case _: NumberFormatException => None } // e.g. a version above Long.MaxValue
+  }
+
+  /** True for a commit name as writers spell it: 20 digits then `.json` (checked without a regex). */
+  def isPaddedCommitName(name: String): Boolean =
+    name.length == 25 && name.endsWith(".json") && digits(name, 0, 20)
+
+  private def digits(s: String, from: Int, until: Int): Boolean = {
+    var i = from
+    while (i < until) { val c = s.charAt(i); if (c < '0' || c > '9') return false; i += 1 }
+    true
   }
 
   /** Parses a path: inside `_staged_commits/` only staged commits match, elsewhere [[parseName]]. */

@@ -169,7 +169,7 @@ final class LogReplay(
    * segment's checkpoint (from `_last_checkpoint`), for sizing the state.
    */
   def load(segment: LogSegment, known: Option[(Protocol, Metadata)] = None,
-      checkpointAdds: Option[Long] = None): SnapshotState = {
+      checkpointAdds: Option[Long] = None, kept: CommitBytes = null): SnapshotState = {
     LogReplay.distributedReplay match {
       case Some(d) if LogReplay.estimatedActions(segment) > LogReplay.distributedThreshold =>
         return d.replay(segment, tablePath, fileKeys)
@@ -180,9 +180,9 @@ final class LogReplay(
     val expected = segment.checkpoint.map(c => checkpointAdds.map(n => math.min(n, Int.MaxValue.toLong).toInt)
       .getOrElse((c.files.map(_.getLen).sum / 64).toInt)).getOrElse(0)
     // JSON commits: a file action line takes a few hundred bytes
-    val commitKeys = math.min(segment.deltas.iterator.map(_.getLen).sum / 300, 1L << 22).toInt
+    val commitKeys = math.min(segment.deltas.iterator.map(LocalLogFile.lengthHint).sum / 300, 1L << 22).toInt
     val r = new ReverseReplay(fileKeys, math.max(1024, math.min(expected + commitKeys, 1 << 22)), commitKeys)
-    commitReader.readInOrderForReplay(segment.deltas.reverse, fileKeys)(r.applyCommit)
+    commitReader.readInOrderForReplay(segment.deltas.reverse, fileKeys, kept)(r.applyCommit)
     segment.checkpoint.foreach { cp =>
       // Commits after the checkpoint win; what they did not set is the checkpoint's, which the
       // metadata-only path read already when `known` is given.
@@ -214,7 +214,7 @@ final class LogReplay(
     if (newCommits.isEmpty) return base
     val r = new ReverseReplay(fileKeys)
     commitReader.readInOrderForReplay(newCommits.reverse, fileKeys)(r.applyCommit)
-    val newVersion = CommitReader.versionOf(newCommits.last.getPath)
+    val newVersion = CommitReader.versionOf(newCommits.last)
 
     val keys = base.fileKeys
     var deleted = base.deleted
@@ -274,8 +274,9 @@ final class LogReplay(
    * Protocol and metadata at `segment.version` without loading files: commits are scanned newest
    * first until both are found, then the checkpoint's rows are used for what is still missing.
    * Also returns the in-commit timestamp of the segment's own version when its commit was read.
+   * The commits read are offered to `keep` (see [[CommitBytes]]).
    */
-  def protocolAndMetadata(segment: LogSegment): (Option[Protocol], Option[Metadata], Option[Long]) = {
+  def protocolAndMetadata(segment: LogSegment, keep: CommitBytes = null): (Option[Protocol], Option[Metadata], Option[Long]) = {
     var protocol: Protocol = null
     var metadata: Metadata = null
     var ict: Option[Long] = None
@@ -284,7 +285,7 @@ final class LogReplay(
     val newestFirst = segment.deltas.reverse
     val newest = newestFirst.headOption.orNull
     var first = true
-    commitReader.readInOrderUntil(newestFirst, f => commitReader.readProtocolAndMetadata(f, f eq newest)) { c =>
+    commitReader.readInOrderUntil(newestFirst, f => commitReader.readProtocolAndMetadata(f, f eq newest, keep)) { c =>
       if (first) { ict = c.inCommitTimestamp; first = false }
       var i = c.actions.length - 1
       while (i >= 0) {
@@ -324,7 +325,7 @@ object LogReplay {
   /** Rough number of actions of a segment, from file sizes. */
   def estimatedActions(segment: LogSegment): Long =
     segment.checkpoint.map(_.files.map(_.getLen).sum / 100).getOrElse(0L) +
-      segment.deltas.map(_.getLen).sum / 250
+      segment.deltas.iterator.map(LocalLogFile.lengthHint).sum / 250
 }
 
 /** [[CheckpointSource]] over [[CheckpointReader]]. */

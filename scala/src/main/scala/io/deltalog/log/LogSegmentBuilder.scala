@@ -188,7 +188,7 @@ object LogSegmentBuilder {
     // (version, numParts) -> part -> file
     val multi = mutable.Map.empty[(Long, Int), mutable.Map[Int, FileStatus]]
     files.foreach { st =>
-      FileNames.parseName(st.getPath.getName) match {
+      FileNames.parseName(LocalLogFile.nameOf(st)) match {
         case Some(LogFile.Commit(v)) if v >= from => commits += v -> st
         case Some(LogFile.Checkpoint.Classic(v)) if v >= from && st.getLen > 0 => classic += v -> st
         case Some(LogFile.Checkpoint.Uuid(v, _, _)) if v >= from && st.getLen > 0 => uuid += v -> st
@@ -199,26 +199,39 @@ object LogSegmentBuilder {
     }
     val complete = mutable.ArrayBuffer.empty[((Long, Int, Int, String), CheckpointInstance)]
     classic.foreach { case (v, st) =>
-      complete += ((v, 0, 1, st.getPath.getName) -> CheckpointInstance(v, Seq(st)))
+      complete += ((v, 0, 1, LocalLogFile.nameOf(st)) -> CheckpointInstance(v, Seq(st)))
     }
     multi.foreach { case ((v, n), parts) =>
       if (parts.size == n) {
         val sorted = (1 to n).map(parts)
-        complete += ((v, 1, n, sorted.head.getPath.getName) -> CheckpointInstance(v, sorted))
+        complete += ((v, 1, n, LocalLogFile.nameOf(sorted.head)) -> CheckpointInstance(v, sorted))
       } else {
         log.debug(s"Ignoring incomplete multi-part checkpoint at version $v " +
           s"(${parts.size} of $n parts present)")
       }
     }
     uuid.foreach { case (v, st) =>
-      complete += ((v, 2, 1, st.getPath.getName) -> CheckpointInstance(v, Seq(st)))
+      complete += ((v, 2, 1, LocalLogFile.nameOf(st)) -> CheckpointInstance(v, Seq(st)))
     }
     // One checkpoint per version: the greatest by (format, numParts, name), like delta-spark.
     val perVersion = complete.groupBy(_._1._1).values.map(_.maxBy(_._1)._2).toSeq.sortBy(_.version)
-    val sortedCommits = commits.toSeq.sortBy(_._1)
-    // Duplicate commit names for one version (e.g. `1.json` and `0…01.json`): keep the padded one.
-    val dedupCommits = sortedCommits.groupBy(_._1).values.map(_.maxBy(_._2.getPath.getName.length)).toSeq.sortBy(_._1)
-    Listing(dedupCommits, perVersion)
+    Listing(dedupCommits(commits), perVersion)
+  }
+
+  /**
+   * `commits` sorted by version, one per version: for duplicate names of one version (e.g.
+   * `1.json` and `0…01.json`) the longest (padded) name. Listed names are sorted, so the input is
+   * usually in version order already.
+   */
+  private def dedupCommits(commits: mutable.ArrayBuffer[(Long, FileStatus)]): Seq[(Long, FileStatus)] = {
+    var sorted = true
+    var i = 1
+    while (sorted && i < commits.length) { sorted = commits(i - 1)._1 < commits(i)._1; i += 1 }
+    if (sorted) return commits.toSeq
+    val bySize = commits.sortBy(c => (c._1, -LocalLogFile.nameOf(c._2).length))
+    val out = mutable.ArrayBuffer.empty[(Long, FileStatus)]
+    bySize.foreach(c => if (out.isEmpty || out.last._1 != c._1) out += c)
+    out.toSeq
   }
 
   /** Versions in `[from, to]` absent from the sorted `present`, capped at [[MaxReportedMissing]]. */

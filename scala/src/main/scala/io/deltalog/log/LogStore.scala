@@ -45,12 +45,16 @@ final class LogStore(underlying: FileSystem) {
   /** As [[listFrom]] with an explicit start name (inclusive). */
   def listFromName(dir: Path, startName: String): Iterator[FileStatus] = localFile(dir) match {
     case Some(local) =>
-      // Local file system: read the directory's names only and stat just the entries at or
-      // after `startName` — Hadoop's listStatus stats every file, which made each commit's
-      // listing grow with the size of _delta_log.
+      // Local file system: read the directory's names only. Commit files are not statted here
+      // (see LocalLogFile); other entries at or after `startName` are, to drop directories.
       val names = local.list()
       if (names == null) throw new FileNotFoundException(s"$dir does not exist")
-      names.filter(_.compareTo(startName) >= 0).sorted.iterator.flatMap(n => localStatus(dir, local, n))
+      val blockSize = fs.getDefaultBlockSize(dir)
+      names.filter(_.compareTo(startName) >= 0).sorted.iterator.flatMap { n =>
+        val f = new java.io.File(local, n)
+        if (FileNames.isPaddedCommitName(n)) Some(new LocalLogFile(dir, n, f, blockSize, null))
+        else localStatusAt(f, dir, n, blockSize)
+      }
     case None =>
       val all = fs.listStatus(dir) // FileNotFoundException when missing
       all.iterator
@@ -64,19 +68,11 @@ final class LogStore(underlying: FileSystem) {
   private def localFile(path: Path): Option[java.io.File] =
     if (fs.getUri.getScheme == "file") Some(new java.io.File(path.toUri.getPath)) else None
 
-  /** One stat of a local file, as a Hadoop FileStatus; None for directories or a file that vanished. */
-  private def localStatus(dir: Path, local: java.io.File, name: String): Option[FileStatus] =
-    localStatusAt(new java.io.File(local, name), LogStore.child(dir, name))
-
-  /** [[localStatus]] of the local file `file`, known to Hadoop as `path` (built only when found). */
-  private def localStatusAt(file: java.io.File, path: => Path): Option[FileStatus] = {
+  /** One stat of the local file `file` (`name` in `dir`); None for directories or a file that vanished. */
+  private def localStatusAt(file: java.io.File, dir: Path, name: String, blockSize: Long): Option[FileStatus] = {
     try {
       val attrs = java.nio.file.Files.readAttributes(file.toPath, classOf[java.nio.file.attribute.BasicFileAttributes])
-      if (attrs.isDirectory) None
-      else {
-        val p = path
-        Some(new FileStatus(attrs.size(), false, 1, fs.getDefaultBlockSize(p), attrs.lastModifiedTime().toMillis, p))
-      }
+      if (attrs.isDirectory) None else Some(new LocalLogFile(dir, name, file, blockSize, attrs))
     } catch {
       case _: java.nio.file.NoSuchFileException => None
     }
@@ -99,8 +95,7 @@ final class LogStore(underlying: FileSystem) {
    */
   def statusOf(dir: Path, name: String): Option[FileStatus] = localFile(dir) match {
     case Some(d) =>
-      val f = new java.io.File(d, name)
-      if (!f.isFile) None else localStatusAt(f, LogStore.child(dir, name))
+      localStatusAt(new java.io.File(d, name), dir, name, fs.getDefaultBlockSize(dir))
     case None =>
       try Some(fs.getFileStatus(LogStore.child(dir, name))).filter(!_.isDirectory)
       catch { case _: FileNotFoundException => None }

@@ -45,6 +45,29 @@ class DeltaLogSuite {
     assertSame(a.snapshot(), a.snapshot(), "latest snapshot is cached")
   }
 
+  @Test def openingAJsonOnlyTableReadsEachCommitOnce(): Unit = withTable { t =>
+    writeCommit(t, 0, Seq(protocol12, meta(), add("a"), add("b")))
+    (1 to 20).foreach(v => writeCommit(t, v, Seq(add(s"f$v"), remove(if (v == 1) "a" else s"f${v - 1}", v))))
+    val reference = DeltaLog.uncached(t.toString, conf).update()
+    val expected = reference.allFiles.map(_.path).toSet
+    assertEquals(Set("b", "f20"), expected)
+
+    // metadata first (the scan reads every commit: metaData is in commit 0), then the files
+    val log = DeltaLog.uncached(t.toString, conf)
+    val s = log.update()
+    assertEquals(21L, log.commitFilesRead.get(), "the metadata scan read each commit")
+    assertEquals(expected, s.allFiles.map(_.path).toSet)
+    assertEquals(reference.state.tombstones.map(_.path).toSet, s.state.tombstones.map(_.path).toSet)
+    assertEquals(21L, log.commitFilesRead.get(), "the replay reused the bytes the scan read")
+
+    // a scan of another snapshot in between empties the kept bytes: the replay reads again
+    val log2 = DeltaLog.uncached(t.toString, conf)
+    val s2 = log2.update()
+    DeltaLog.uncached(t.toString, conf).update() // another metadata scan
+    assertEquals(expected, s2.allFiles.map(_.path).toSet)
+    assertEquals(42L, log2.commitFilesRead.get(), "nothing kept: every commit read twice")
+  }
+
   @Test def tableNotFound(): Unit = withTable { t =>
     val missing = t.resolve("nope").toString
     assertThrows(classOf[TableNotFoundException], () => DeltaLog.uncached(missing, conf).snapshot())
@@ -64,7 +87,7 @@ class DeltaLogSuite {
     val log = DeltaLog.uncached(t.toString, conf, source)
     val s1 = log.snapshot()
     assertEquals(3L, s1.numFiles)
-    assertEquals(Set(s"${v20(2)}.json"), log.recentCommitReads.asScala.toSet, "only commit 2 is read (checkpoint at 1)")
+    assertEquals(Set(s"${v20(2)}.json"), log.recentCommitReads.names.toSet, "only commit 2 is read (checkpoint at 1)")
     val cpReads = source.reads.get()
 
     // nothing new: same snapshot
@@ -81,7 +104,7 @@ class DeltaLogSuite {
     assertEquals(Set("a", "c", "d", "e"), s2.allFiles.map(_.path).toSet)
     assertEquals(Seq("app"), s2.setTransactions.map(_.appId))
     assertTrue(log.commitFilesRead.get() > before)
-    assertEquals(Set(s"${v20(3)}.json", s"${v20(4)}.json"), log.recentCommitReads.asScala.toSet,
+    assertEquals(Set(s"${v20(3)}.json", s"${v20(4)}.json"), log.recentCommitReads.names.toSet,
       "only the two new commits are read")
     assertEquals(cpReads, source.reads.get(), "the checkpoint is not read again")
     assertSame(s1.state.chunks.head, s2.state.chunks.head, "unchanged chunk is shared")
@@ -337,7 +360,7 @@ class DeltaLogSuite {
     val log = DeltaLog.uncached(t.toString, conf)
     assertEquals(0L, log.snapshotAtTimestamp(1500000L).version)
     // the newest commit has no in-commit timestamp: no protocol/metaData scan of the latest version
-    assertEquals(Set(s"${v20(0)}.json"), log.recentCommitReads.asScala.toSet)
+    assertEquals(Set(s"${v20(0)}.json"), log.recentCommitReads.names.toSet)
   }
 
   @Test def ictDisabledAgainUsesFileTimes(): Unit = withTable { t =>

@@ -50,6 +50,17 @@ class FileNamesSuite {
     assertEquals(None, FileNames.parse(new Path(log, "00000000000000000003.a1-b2.json")))
   }
 
+  @Test def paddedCommitNamesAreRecognisedWithoutARegex(): Unit = {
+    assertTrue(FileNames.isPaddedCommitName("00000000000000000042.json"))
+    Seq("0000000000000000042.json", "000000000000000000042.json", "0000000000000000004a.json",
+      "00000000000000000042.jsoN", "00000000000000000042.crc", "\u0661000000000000000042.json")
+      .foreach(n => assertFalse(FileNames.isPaddedCommitName(n), n))
+    // accepted by the name check but beyond Long: not a commit
+    assertTrue(FileNames.isPaddedCommitName("99999999999999999999.json"))
+    assertEquals(None, FileNames.parseName("99999999999999999999.json"))
+    assertEquals(Some(Commit(Long.MaxValue)), FileNames.parseName("09223372036854775807.json"))
+  }
+
   @Test def buildersZeroPad(): Unit = {
     assertEquals(new Path(log, "00000000000000000042.json"), FileNames.deltaFile(log, 42))
     assertEquals(new Path(log, "00000000000000000010.checkpoint.parquet"), FileNames.checkpointFileSingular(log, 10))

@@ -32,6 +32,42 @@ class LogStoreSuite {
     assertEquals(Nil, store.listFrom(log, 11).filter(s => FileNames.parse(s).isDefined).toSeq)
   }
 
+  @Test def listedCommitsAreStattedOnFirstUse(): Unit = {
+    val (_, log) = newTable()
+    commit(log, 0, mtime = 1000000L)
+    put(log, "00000000000000000001.json", "{\"commitInfo\":{\"a\":1}}\n", mtime = 2000000L)
+    classicCheckpoint(log, 1, "PAR1PAR1")
+    new File(new File(log.toUri), "00000000000000000001.checkpoint.parquet.d").mkdirs()
+    val listed = store.listFrom(log, 0).toSeq
+    val byName = listed.map(s => LocalLogFile.nameOf(s) -> s).toMap
+    assertEquals(Seq("00000000000000000000.json", "00000000000000000001.checkpoint.parquet", "00000000000000000001.json"),
+      listed.map(LocalLogFile.nameOf), "directories are not listed")
+    val c1 = byName("00000000000000000001.json").asInstanceOf[LocalLogFile]
+    assertFalse(c1.isStatted, "a commit is not statted by the listing")
+    assertEquals(LocalLogFile.AssumedCommitBytes, LocalLogFile.lengthHint(c1))
+    val cp = byName("00000000000000000001.checkpoint.parquet").asInstanceOf[LocalLogFile]
+    assertTrue(cp.isStatted, "other files are statted by the listing")
+    assertEquals(8L, LocalLogFile.lengthHint(cp))
+    // first use: the real values, same as Hadoop's status
+    val hadoop = fs.getFileStatus(new Path(log, "00000000000000000001.json"))
+    assertEquals(hadoop.getLen, c1.getLen)
+    assertEquals(hadoop.getModificationTime, c1.getModificationTime)
+    assertTrue(c1.isStatted)
+    assertEquals(hadoop.getPath, c1.getPath)
+    assertEquals(hadoop, c1, "equal to Hadoop's status of the same file (by path)")
+    assertEquals(1000000L, byName("00000000000000000000.json").getModificationTime)
+  }
+
+  @Test def commitThatVanishedAfterTheListingFailsWhenRead(): Unit = {
+    val (_, log) = newTable()
+    commit(log, 0)
+    val c0 = store.listFrom(log, 0).toSeq.head
+    delete(log, "00000000000000000000.json")
+    assertEquals(0L, c0.getLen)
+    val e = assertThrows(classOf[CorruptLogFileException], () => new CommitReader(fs).read(c0))
+    assertTrue(e.getMessage.contains("00000000000000000000.json"), e.getMessage)
+  }
+
   @Test def listFromMissingDirThrows(): Unit = {
     val (dir, _) = newTable()
     assertThrows(classOf[FileNotFoundException], () => store.listFrom(new Path(new File(dir, "nope").toURI), 0))
