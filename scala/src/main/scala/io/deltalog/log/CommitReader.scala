@@ -147,7 +147,10 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
 
   /** The bytes of a listed file (a [[LocalLogFile]] is read from its local file directly). */
   private def readFile(file: FileStatus): Array[Byte] = file match {
-    case l: LocalLogFile if localFs => readFile(l.getPath, java.nio.file.Files.readAllBytes(l.file.toPath))
+    case l: LocalLogFile if localFs =>
+      val bytes = readFile(l.getPath, java.nio.file.Files.readAllBytes(l.file.toPath))
+      l.noteLength(bytes.length)
+      bytes
     case _ => val path = file.getPath; readFile(path, readBytes(path))
   }
 

@@ -29,6 +29,7 @@ final class LocalLogFile private[log] (
 
   @volatile private var path: Path = _
   @volatile private var statted = false
+  @volatile private var lengthKnown = false
   private var length = 0L
   private var modified = 0L
   if (known != null) record(known.size(), known.lastModifiedTime().toMillis)
@@ -36,7 +37,13 @@ final class LocalLogFile private[log] (
   private def record(len: Long, time: Long): Unit = synchronized {
     length = len
     modified = time
+    lengthKnown = true
     statted = true
+  }
+
+  /** The length the file had when it was read whole (what sizing estimates want), until a stat. */
+  private[log] def noteLength(len: Long): Unit = synchronized {
+    if (!statted) { length = len; lengthKnown = true }
   }
 
   private def stat(): Unit = if (!statted) {
@@ -49,13 +56,16 @@ final class LocalLogFile private[log] (
   /** True once the length and time are known (no `stat` needed to read them). */
   def isStatted: Boolean = statted
 
+  /** True once the length is known without a stat (statted, or the file was read). */
+  def isLengthKnown: Boolean = lengthKnown
+
   override def getPath: Path = {
     var p = path
     if (p == null) { p = LogStore.child(dir, name); path = p }
     p
   }
 
-  override def getLen: Long = { stat(); synchronized(length) }
+  override def getLen: Long = { if (!lengthKnown) stat(); synchronized(length) }
   override def getModificationTime: Long = { stat(); synchronized(modified) }
 }
 
@@ -63,9 +73,9 @@ object LocalLogFile {
   /** Length assumed for an unstatted commit where only a size estimate is wanted (batching, sizing). */
   val AssumedCommitBytes = 4096L
 
-  /** `st.getLen` when known without a `stat`, else [[AssumedCommitBytes]]. */
+  /** `st.getLen` when known without a `stat` (statted or read before), else [[AssumedCommitBytes]]. */
   def lengthHint(st: FileStatus): Long = st match {
-    case l: LocalLogFile if !l.isStatted => AssumedCommitBytes
+    case l: LocalLogFile if !l.isLengthKnown => AssumedCommitBytes
     case _ => st.getLen
   }
 

@@ -56,6 +56,14 @@ class LogStoreSuite {
     assertEquals(hadoop.getPath, c1.getPath)
     assertEquals(hadoop, c1, "equal to Hadoop's status of the same file (by path)")
     assertEquals(1000000L, byName("00000000000000000000.json").getModificationTime)
+    // reading a commit whole tells its length (sizing estimates use it) without a stat
+    val again = store.listFrom(log, 1).toSeq.collectFirst { case l: LocalLogFile if l.name.endsWith(".json") => l }.get
+    new CommitReader(fs).read(again)
+    assertTrue(again.isLengthKnown)
+    assertFalse(again.isStatted)
+    assertEquals(hadoop.getLen, LocalLogFile.lengthHint(again))
+    assertEquals(hadoop.getModificationTime, again.getModificationTime)
+    assertTrue(again.isStatted)
   }
 
   @Test def commitThatVanishedAfterTheListingFailsWhenRead(): Unit = {
