@@ -163,8 +163,8 @@ object LogPerfMain {
       val conf = new Configuration(baseConf)
       bench("checkpoint P&M only", runs) { CheckpointReader.readProtocolAndMetadata(conf, cp) }
     }
-    if (what("pmck")) {
-      val n = "ckpt-c100-n1000000-g1-after0"
+    if (what("pmck") || what("pmck100k")) {
+      val n = if (what("pmck")) "ckpt-c100-n1000000-g1-after0" else "ckpt-c1000-n100000-g1-after0"
       val s = open(t(n))
       val cp = s.logSegment.checkpoint.get
       val conf = new Configuration(baseConf)
