@@ -10,7 +10,7 @@ JAR_NAME := deltalog-spark_2.13-0.1.0.jar
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: setup jar jar-tested install demo test test-scala test-python test-integration-full bench peers clean
+.PHONY: setup jar jar-tested install demo test test-scala test-python test-integration-full bench peers preload-list clean
 
 $(VENV)/.deps: python/requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -60,6 +60,11 @@ bench: setup jar install peers
 	printf '\n## S5 / S6 — commits (benchmarks/txn_bench.py)\n\n' >> benchmarks/RESULTS.md
 	$(PY) benchmarks/txn_bench.py --scenarios S5,S6 --engines delta-rs,deltalog >> benchmarks/RESULTS.md
 	$(PY) benchmarks/connector_bench.py --scenarios S8,SCAN,APPEND --out benchmarks/RESULTS.md
+
+# Regenerate the class list ClassPreload loads ahead of a driver's first table open (commit the
+# resulting scala/src/main/resources/io/deltalog/preload-classes.txt, then rebuild the jar).
+preload-list: setup jar install
+	$(PY) scripts/preload_list.py
 
 # Test-only peer jars for the benchmarks: delta-spark (Maven Central's newest build for Spark 4.2).
 peers:

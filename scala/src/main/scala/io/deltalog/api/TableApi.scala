@@ -11,6 +11,9 @@ import org.apache.spark.sql.SparkSession
  * bytes out. Python's `deltalog.tables.DeltaTable` is the only intended caller.
  */
 object TableApi {
+  // The first table open of a driver loads ~1,600 classes; a second thread loads them ahead.
+  ClassPreload.start()
+
   // One Configuration for all tables, so DeltaLog's cache (keyed by path and conf) is reused and
   // re-opening a table only reads the commits written since (incremental update).
   @volatile private var conf: Configuration = _

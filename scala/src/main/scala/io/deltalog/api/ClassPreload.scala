@@ -1,0 +1,67 @@
+package io.deltalog.api
+
+import java.io.{BufferedReader, InputStreamReader}
+import java.nio.charset.StandardCharsets
+import java.util.concurrent.atomic.AtomicBoolean
+
+import scala.util.control.NonFatal
+
+/**
+ * Loads, on a second thread, the classes the first table open of a driver needs (parquet-mr's
+ * footer, format and encoding classes, the Jackson copy parquet-mr shades, deltalog's replay),
+ * while the calling thread builds the Spark session state and lists the log. In a fresh driver
+ * most of the first open is class loading: about 1,600 classes outside Spark, read from jars and
+ * verified one at a time by the thread that first touches them.
+ *
+ * Classes are loaded and linked, never initialised here (`Class.forName(name, false, loader)`):
+ * static initialisers still run on the thread that first uses a class, so no initialisation
+ * order changes and no class-initialisation lock is taken by two threads in opposite orders.
+ * The names come from the resource [[ListResource]] (one binary class name per line, `#`
+ * comments), written by `make preload-list` from a class-load log of a first open; a name that
+ * no longer exists is skipped. Runs at most once per JVM; `-Ddeltalog.preload=false` disables it.
+ */
+object ClassPreload {
+  val ListResource = "/io/deltalog/preload-classes.txt"
+
+  private val started = new AtomicBoolean(false)
+  @volatile private var loaded = 0
+  @volatile private var missing = 0
+  @volatile private var finished = false
+
+  /** Starts the preload thread (once per JVM); false when it already ran or is disabled. */
+  def start(): Boolean = {
+    if (System.getProperty("deltalog.preload", "true") == "false") return false
+    if (!started.compareAndSet(false, true)) return false
+    val loader = Option(getClass.getClassLoader).getOrElse(ClassLoader.getSystemClassLoader)
+    val t = new Thread(() => try run(loader) finally finished = true, "deltalog-class-preload")
+    t.setDaemon(true)
+    t.start()
+    true
+  }
+
+  /** Classes loaded and names not found so far, and whether the thread is done (tests, diagnostics). */
+  def status: String = s"loaded=$loaded missing=$missing finished=$finished"
+
+  def loadedCount: Int = loaded
+  def missingCount: Int = missing
+  def isFinished: Boolean = finished
+
+  /** The class names of [[ListResource]] (empty when the resource is absent). */
+  def listedNames: Seq[String] = {
+    val in = getClass.getResourceAsStream(ListResource)
+    if (in == null) return Nil
+    val r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))
+    try Iterator.continually(r.readLine()).takeWhile(_ != null).map(_.trim)
+      .filter(n => n.nonEmpty && !n.startsWith("#")).toVector
+    finally r.close()
+  }
+
+  private def run(loader: ClassLoader): Unit =
+    listedNames.foreach { name =>
+      try { Class.forName(name, false, loader); loaded += 1 }
+      catch {
+        case _: ClassNotFoundException | _: LinkageError => missing += 1
+        case NonFatal(_) => missing += 1
+      }
+    }
+}
