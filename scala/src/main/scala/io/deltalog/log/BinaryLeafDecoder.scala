@@ -26,28 +26,50 @@ private[log] final class BinaryLeafDecoder(pages: PageReader, desc: ColumnDescri
   private var end = 0
   private var generic: ValuesReader = _
 
-  private val (dictBufs, dictOffs, dictLens) = {
-    val d = dictionary()
-    if (d == null) (null, null, null)
-    else {
-      val n = d.getMaxId + 1
-      val bufs = new Array[ByteBuffer](n)
+  // The dictionary's values: `dictBuf` for a PLAIN dictionary page parsed in place (lengths and
+  // offsets only, no object per value), else one buffer per value from parquet-mr's dictionary.
+  private var dictBuf: ByteBuffer = _
+  private var dictBufs: Array[ByteBuffer] = _
+  private val (dictOffs, dictLens) = plainDictionary() match {
+    case (b, n) =>
       val offs = new Array[Int](n)
       val lens = new Array[Int](n)
+      var p = b.position()
+      val e = b.limit()
       var i = 0
       while (i < n) {
-        val b = d.decodeToBinary(i).toByteBuffer
-        bufs(i) = b; offs(i) = b.position(); lens(i) = b.remaining()
+        if (p + 4 > e) corrupt("corrupt PLAIN dictionary value")
+        val l = b.getInt(p)
+        if (l < 0 || p + 4L + l > e) corrupt("corrupt PLAIN dictionary value")
+        offs(i) = p + 4; lens(i) = l
+        p += 4 + l
         i += 1
       }
-      (bufs, offs, lens)
-    }
+      dictBuf = b
+      (offs, lens)
+    case null =>
+      val d = dictionary()
+      if (d == null) (null, null)
+      else {
+        val n = d.getMaxId + 1
+        val bufs = new Array[ByteBuffer](n)
+        val offs = new Array[Int](n)
+        val lens = new Array[Int](n)
+        var i = 0
+        while (i < n) {
+          val b = d.decodeToBinary(i).toByteBuffer
+          bufs(i) = b; offs(i) = b.position(); lens(i) = b.remaining()
+          i += 1
+        }
+        dictBufs = bufs
+        (offs, lens)
+      }
   }
 
   override protected def initValues(encoding: Encoding, d: ByteBuffer, p: Int, e: Int, present: Int): Unit = encoding match {
     case Encoding.PLAIN =>
       mode = 0; data = d; pos = p; end = e
-    case Encoding.PLAIN_DICTIONARY | Encoding.RLE_DICTIONARY if dictBufs != null =>
+    case Encoding.PLAIN_DICTIONARY | Encoding.RLE_DICTIONARY if dictOffs != null =>
       mode = 1; readDictionaryIds(d, p, e, present)
     case other =>
       mode = 2; generic = genericReader(other, d, p, e, present)
@@ -61,8 +83,8 @@ private[log] final class BinaryLeafDecoder(pages: PageReader, desc: ColumnDescri
       buf = data; off = pos + 4; len = l
       pos += 4 + l
     case 1 =>
-      val id = nextDictionaryId(dictBufs.length)
-      buf = dictBufs(id); off = dictOffs(id); len = dictLens(id)
+      val id = nextDictionaryId(dictOffs.length)
+      buf = if (dictBuf != null) dictBuf else dictBufs(id); off = dictOffs(id); len = dictLens(id)
     case _ =>
       val b = generic.readBytes().toByteBuffer
       buf = b; off = b.position(); len = b.remaining()

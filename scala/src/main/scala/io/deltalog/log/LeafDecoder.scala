@@ -4,7 +4,7 @@ import java.nio.{ByteBuffer, ByteOrder}
 
 import org.apache.parquet.bytes.{ByteBufferInputStream, BytesUtils}
 import org.apache.parquet.column.{ColumnDescriptor, Dictionary, Encoding, ValuesType}
-import org.apache.parquet.column.page.{DataPage, DataPageV1, DataPageV2, PageReader}
+import org.apache.parquet.column.page.{DataPage, DataPageV1, DataPageV2, DictionaryPage, PageReader}
 import org.apache.parquet.column.values.ValuesReader
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
@@ -52,9 +52,26 @@ private[log] abstract class LeafDecoder(pages: PageReader, protected val desc: C
     r
   }
 
+  /**
+   * The chunk's dictionary page (read once; null when there is none). A page whose encoding is
+   * PLAIN / PLAIN_DICTIONARY holds the values PLAIN-encoded; subclasses parse those in place
+   * ([[plainDictionary]]) and leave other encodings to [[dictionary]].
+   */
+  private lazy val dictionaryPage: DictionaryPage = pages.readDictionaryPage()
+
+  /** The dictionary page's values as a little-endian buffer of PLAIN values, or null (none, or another encoding). */
+  protected final def plainDictionary(): (ByteBuffer, Int) = {
+    val dp = dictionaryPage
+    if (dp == null || !(dp.getEncoding == Encoding.PLAIN || dp.getEncoding == Encoding.PLAIN_DICTIONARY)) null
+    else {
+      if (dp.getDictionarySize < 0) corrupt("negative dictionary size")
+      (dp.getBytes.toByteBuffer.duplicate().order(ByteOrder.LITTLE_ENDIAN), dp.getDictionarySize)
+    }
+  }
+
   /** The dictionary page of the chunk, decoded by parquet-mr (null when there is none). */
   protected final def dictionary(): Dictionary = {
-    val dp = pages.readDictionaryPage()
+    val dp = dictionaryPage
     if (dp == null) null else dp.getEncoding.initDictionary(desc, dp)
   }
 
@@ -143,10 +160,23 @@ private[log] final class LongLeafDecoder(pages: PageReader, desc: ColumnDescript
   private val width = if (isInt32) 4 else 8
   var value: Long = 0L
 
-  private val dict: Array[Long] = {
-    val d = dictionary()
-    if (d == null) null
-    else Array.tabulate(d.getMaxId + 1)(i => if (isInt32) d.decodeToInt(i).toLong else d.decodeToLong(i))
+  private val dict: Array[Long] = plainDictionary() match {
+    case (b, n) =>
+      val start = b.position()
+      if (start.toLong + n.toLong * width > b.limit()) corrupt("dictionary page shorter than its values")
+      val values = b.slice().order(ByteOrder.LITTLE_ENDIAN) // bulk copies, no call per value
+      val out = new Array[Long](n)
+      if (isInt32) {
+        val ints = new Array[Int](n)
+        values.asIntBuffer().get(ints)
+        var i = 0
+        while (i < n) { out(i) = ints(i).toLong; i += 1 }
+      } else values.asLongBuffer().get(out)
+      out
+    case null =>
+      val d = dictionary()
+      if (d == null) null
+      else Array.tabulate(d.getMaxId + 1)(i => if (isInt32) d.decodeToInt(i).toLong else d.decodeToLong(i))
   }
   private var mode = 0 // 0: plain, 1: dictionary ids, 2: parquet-mr values reader
   private var data: ByteBuffer = _
