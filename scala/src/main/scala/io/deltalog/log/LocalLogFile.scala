@@ -66,6 +66,11 @@ final class LocalLogFile private[log] (
   }
 
   override def getLen: Long = { if (!lengthKnown) stat(); synchronized(length) }
+
+  // Java serialization (a status captured by a Spark task) sends a plain Hadoop status, statted
+  // here: a lazy one would stat the receiving machine's disk.
+  private def writeReplace(): AnyRef =
+    new FileStatus(getLen, false, getReplication, getBlockSize, getModificationTime, getPath)
   override def getModificationTime: Long = { stat(); synchronized(modified) }
 }
 

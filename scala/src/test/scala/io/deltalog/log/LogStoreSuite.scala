@@ -66,6 +66,24 @@ class LogStoreSuite {
     assertTrue(again.isStatted)
   }
 
+  @Test def listedCommitSerialisesAsAPlainHadoopStatus(): Unit = {
+    val (_, log) = newTable()
+    commit(log, 0, mtime = 3000000L)
+    val c0 = store.listFrom(log, 0).toSeq.head
+    assertTrue(c0.isInstanceOf[LocalLogFile])
+    val bytes = new java.io.ByteArrayOutputStream()
+    val out = new java.io.ObjectOutputStream(bytes)
+    out.writeObject(c0)
+    out.close()
+    val back = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray)).readObject()
+      .asInstanceOf[org.apache.hadoop.fs.FileStatus]
+    // stat on the sending side: a lazy status would stat the receiver's own disk (an executor's)
+    assertFalse(back.isInstanceOf[LocalLogFile], "arrives as a plain Hadoop status")
+    assertEquals(c0.getPath, back.getPath)
+    assertEquals(c0.getLen, back.getLen)
+    assertEquals(3000000L, back.getModificationTime)
+  }
+
   @Test def commitThatVanishedAfterTheListingFailsWhenRead(): Unit = {
     val (_, log) = newTable()
     commit(log, 0)
