@@ -89,6 +89,7 @@ object CheckpointReader {
       override def wantsPlainAdds: Boolean = sink.wantsPlainAdds
       override def acceptPlainAdd(version: Long, row: PlainAddRow): Unit = sink.acceptPlainAdd(version, row)
       override def detachedStats: DetachedStats = sink.detachedStats
+      override def expectAddBytesPerRow(path: Int, stats: Int): Unit = sink.expectAddBytesPerRow(path, stats)
     }
     val topWant = CheckpointSchema.topLevelWant(options.skipStats, options.onlyProtocolAndMetadata, options.skipRemoves,
       options.skipProtocolAndMetadata)
@@ -293,6 +294,7 @@ object CheckpointReader {
               },
               new MessageType(requested.getName, statsGroup.withNewFields(java.util.List.of(statsGroup.getType("stats")))),
               block, localPath(file))
+          if (plainAdd) sink.expectAddBytesPerRow(bytesPerRow(block, "add.path"), bytesPerRow(block, "add.stats"))
           // The stats thread is reading already: whatever fails from here on must stop it.
           try {
             val (schema, materializer, columnIO) =
@@ -320,6 +322,21 @@ object CheckpointReader {
     } finally {
       try reader.close() catch { case NonFatal(_) => }
     }
+  }
+
+  /**
+   * Bytes per row of the column `dotted` in `block` (its uncompressed size over the row count:
+   * PLAIN values carry a 4-byte length, a dictionary page the distinct values once), 0 when absent.
+   */
+  private def bytesPerRow(block: BlockMetaData, dotted: String): Int = {
+    val rows = block.getRowCount
+    if (rows <= 0) return 0
+    val it = block.getColumns.iterator()
+    while (it.hasNext) {
+      val c = it.next()
+      if (c.getPath.toDotString == dotted) return math.min(c.getTotalUncompressedSize / rows, 1L << 20).toInt
+    }
+    0
   }
 
   /**

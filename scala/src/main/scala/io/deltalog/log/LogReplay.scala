@@ -88,6 +88,10 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
     commitsApplied += 1
     c.inCommitTimestamp.foreach(ts => inCommitTimestamps(c.version) = ts)
     val plain = c.plainAdds
+    if (files.size == 0 && plain.length > 0) { // size the state's string columns from the newest adds
+      val (p, st) = plain.meanBytesPerRow
+      files.expectBytesPerRow(p + p / 32 + 1, st + st / 32 + 1)
+    }
     plain.warmKeys(seen)
     c.foreachReverse(
       row => if (plain.addKeyTo(seen, row, fileKeys)) plain.appendTo(files, row),
@@ -123,6 +127,7 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
       case a => other(a)
     }
     override def wantsPlainAdds: Boolean = true
+    override def expectAddBytesPerRow(path: Int, stats: Int): Unit = files.expectBytesPerRow(path, stats)
     override val detachedStats: DetachedStats = new DetachedStats {
       override def keptRows: Int = files.size
       override def detach(): Utf8ColumnBuilder = files.detachStats()

@@ -62,6 +62,16 @@ final class PlainAdds private[log] (
   def toAddFile(i: Int): AddFile =
     AddFile(path(i), partitionValues(i), size(i), modificationTime(i), dataChanges(i), Option(stats(i)))
 
+  /** Mean bytes of a row's path and of its stats (0 without rows): a size hint for the state's columns. */
+  def meanBytesPerRow: (Int, Int) = {
+    if (length == 0) return (0, 0)
+    var p = 0L
+    var st = 0L
+    var i = 0
+    while (i < length) { p += spans(4 * i + 1); st += math.max(spans(4 * i + 3), 0); i += 1 }
+    ((p / length).toInt, (st / length).toInt)
+  }
+
   /** Appends row `i` to `b` (path and stats bytes copied, nothing decoded). */
   def appendTo(b: FileChunkBuilder, i: Int): Unit = {
     val statsLen = spans(4 * i + 3)

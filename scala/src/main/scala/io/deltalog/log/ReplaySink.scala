@@ -28,6 +28,12 @@ trait ReplaySink {
    * and append them itself (see [[DetachedStats]]); rows then arrive with no stats.
    */
   def detachedStats: DetachedStats = null
+
+  /**
+   * A checkpoint reader's estimate of the bytes per `add.path` and `add.stats` value of the rows
+   * it is about to push (from the column chunk sizes); a sink may size its buffers with it.
+   */
+  def expectAddBytesPerRow(path: Int, stats: Int): Unit = ()
 }
 
 /**

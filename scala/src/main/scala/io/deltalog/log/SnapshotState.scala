@@ -255,6 +255,12 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
     } else this += c.get(i)
   }
 
+  /** Bytes per `path` and per `stats` value the next rows are expected to take (see [[Utf8ColumnBuilder.expectBytesPerRow]]). */
+  def expectBytesPerRow(path: Int, stats: Int): Unit = {
+    paths.expectBytesPerRow(path)
+    if (!statsDetached) this.stats.expectBytesPerRow(stats)
+  }
+
   /**
    * Hands the stats column to another thread ([[DetachedStats]]): until [[attachStats]], rows are
    * appended without their stats and that thread appends them, one per row, in row order.

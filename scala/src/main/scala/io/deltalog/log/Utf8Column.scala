@@ -92,21 +92,38 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64, expectedRows: Int =
   private var n = 0
   // The first segment is sized for the expected rows, so growing it rarely copies.
   private val firstRows = math.max(16, math.min(expectedRows, SegmentRows))
+  private var perRow = expectedBytesPerRow
+  /** Bytes copied to grow or trim segments so far (tests, diagnostics). */
+  private[log] var copiedBytes = 0L
 
   def size: Int = n
 
+  /**
+   * A better estimate of the bytes per value (e.g. from a checkpoint's column statistics), used
+   * for the first segment when nothing was added yet: a segment sized right is neither grown
+   * (copied) nor trimmed (copied again) when it is closed.
+   */
+  def expectBytesPerRow(bytes: Int): Unit = if (data == null && segData.isEmpty && bytes > 0) perRow = bytes
+
   private def closeSegment(): Unit = {
     // Slack above 1/8 is trimmed so a state never holds much more than its bytes.
-    segData += (if (data.length - pos > data.length / 8) java.util.Arrays.copyOf(data, pos) else data)
+    segData += (if (data.length - pos > data.length / 8) { copiedBytes += pos; java.util.Arrays.copyOf(data, pos) } else data)
     segOffsets += (if (offsets.length == r + 1) offsets else java.util.Arrays.copyOf(offsets, r + 1))
   }
 
   private def newSegment(): Unit = {
+    // Rows the next segment is sized for: what is left of the expected rows, else a full segment.
+    val remaining = expectedRows.toLong - n
+    val rows = if (data == null) firstRows else if (remaining >= 16) math.min(remaining, SegmentRows).toInt else SegmentRows
     val initial =
-      if (data != null) { val used = pos; closeSegment(); used.toLong + used / 16 + 64 }
-      else expectedBytesPerRow.toLong * firstRows
+      if (data != null) {
+        val used = pos
+        val perRowSeen = used.toDouble / math.max(r, 1)
+        closeSegment()
+        (perRowSeen * rows * 17 / 16).toLong + 64 // the density seen so far, plus 1/16
+      } else perRow.toLong * firstRows
     data = new Array[Byte](math.max(1024L, math.min(initial, Int.MaxValue / 4)).toInt)
-    offsets = new Array[Int](if (segData.isEmpty) firstRows + 1 else SegmentRows + 1)
+    offsets = new Array[Int](rows + 1)
     pos = 0
     r = 0
   }
@@ -117,6 +134,7 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64, expectedRows: Int =
     val need = pos.toLong + rowBytes
     if (need > data.length) {
       if (need > Int.MaxValue - 16) throw new IllegalStateException(s"string column segment over 2 GB ($need bytes)")
+      copiedBytes += pos
       data = java.util.Arrays.copyOf(data, math.min(Int.MaxValue - 16L, math.max(need, data.length * 2L)).toInt)
     }
   }

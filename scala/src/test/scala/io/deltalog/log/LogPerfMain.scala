@@ -37,6 +37,9 @@ object LogPerfMain {
   /** CPU time of all live Java threads (ns; GC and JIT threads excluded). */
   private def javaThreadsCpu(): Long = threads.getAllThreadIds.map(threads.getThreadCpuTime).filter(_ > 0).sum
   private def gcMillis(): Long = { var t = 0L; gcs.forEach(g => t += math.max(0L, g.getCollectionTime)); t }
+  private val allocBean = threads.asInstanceOf[com.sun.management.ThreadMXBean]
+  /** Bytes allocated so far by the live Java threads (a thread that ended takes its count with it). */
+  private def allocated(): Long = allocBean.getThreadAllocatedBytes(threads.getAllThreadIds).filter(_ > 0).sum
 
   private def bench(label: String, runs: Int)(f: => Any): Unit = {
     f // warm-up
@@ -46,12 +49,15 @@ object LogPerfMain {
       val c0 = os.getProcessCpuTime
       val j0 = javaThreadsCpu()
       val g0 = gcMillis()
+      val a0 = allocated()
       val w = time(f)._2
-      (w, (os.getProcessCpuTime - c0) / 1e6, (javaThreadsCpu() - j0) / 1e6, (gcMillis() - g0).toDouble)
+      (w, (os.getProcessCpuTime - c0) / 1e6, (javaThreadsCpu() - j0) / 1e6, (gcMillis() - g0).toDouble,
+        (allocated() - a0) / 1e6)
     }
     val wall = ts.map(_._1)
     println(f"$label%-40s median ${median(wall)}%8.1f ms  min ${wall.min}%8.1f ms  cpu ${median(ts.map(_._2))}%8.1f ms" +
-      f"  java-threads cpu ${median(ts.map(_._3))}%7.1f ms (min ${ts.map(_._3).min}%7.1f)  gc ${median(ts.map(_._4))}%6.1f ms")
+      f"  java-threads cpu ${median(ts.map(_._3))}%7.1f ms (min ${ts.map(_._3).min}%7.1f)  gc ${median(ts.map(_._4))}%6.1f ms" +
+      f"  alloc ${median(ts.map(_._5))}%7.1f MB")
   }
 
   def main(args: Array[String]): Unit = {
