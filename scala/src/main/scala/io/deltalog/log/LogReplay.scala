@@ -53,7 +53,8 @@ trait DistributedReplay {
  * into `seen`; a later-met (= older) file action of a seen key is dropped. Checkpoint rows are
  * reconciled already and are only checked against `seen` (no hashing when it is empty).
  */
-private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 1024, expectedKeys: Int = 16) {
+private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 1024, expectedKeys: Int = 16,
+    jsonOnlyBytes: Long = 0L) {
   private val SeenHashBits = 1 << 20
   val seen = new FileKeySet(expectedKeys)
   val files = new FileChunkBuilder(expectedFiles)
@@ -91,6 +92,11 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
     if (files.size == 0 && plain.length > 0) { // size the state's string columns from the newest adds
       val (p, st) = plain.meanBytesPerRow
       files.expectBytesPerRow(p + p / 32 + 1, st + st / 32 + 1)
+      // without a checkpoint, the files come from commits like this one: as many per byte of log
+      val commitBytes = LocalLogFile.lengthHint(c.file)
+      if (jsonOnlyBytes > 0 && commitBytes > 0) {
+        files.expectRows(math.min(jsonOnlyBytes.toDouble * plain.length / commitBytes, Int.MaxValue / 2).toInt + 16)
+      }
     }
     plain.warmKeys(seen)
     c.foreachReverse(
@@ -186,7 +192,8 @@ final class LogReplay(
       .getOrElse((c.files.map(_.getLen).sum / 64).toInt)).getOrElse(0)
     // JSON commits: a file action line takes a few hundred bytes
     val commitKeys = math.min(segment.deltas.iterator.map(LocalLogFile.lengthHint).sum / 300, 1L << 22).toInt
-    val r = new ReverseReplay(fileKeys, math.max(1024, math.min(expected + commitKeys, 1 << 22)), commitKeys)
+    val jsonOnlyBytes = if (segment.checkpoint.isEmpty) segment.deltas.iterator.map(LocalLogFile.lengthHint).sum else 0L
+    val r = new ReverseReplay(fileKeys, math.max(1024, math.min(expected + commitKeys, 1 << 22)), commitKeys, jsonOnlyBytes)
     commitReader.readInOrderForReplay(segment.deltas.reverse, fileKeys, kept)(r.applyCommit)
     segment.checkpoint.foreach { cp =>
       // Commits after the checkpoint win; what they did not set is the checkpoint's, which the

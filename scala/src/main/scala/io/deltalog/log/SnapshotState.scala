@@ -261,6 +261,12 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
     if (!statsDetached) this.stats.expectBytesPerRow(stats)
   }
 
+  /** The rows expected, for sizing the string columns (see [[Utf8ColumnBuilder.expectRows]]). */
+  def expectRows(rows: Int): Unit = {
+    paths.expectRows(rows)
+    if (!statsDetached) stats.expectRows(rows)
+  }
+
   /**
    * Hands the stats column to another thread ([[DetachedStats]]): until [[attachStats]], rows are
    * appended without their stats and that thread appends them, one per row, in row order.

@@ -91,7 +91,8 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64, expectedRows: Int =
   private var r = 0 // rows in the current segment
   private var n = 0
   // The first segment is sized for the expected rows, so growing it rarely copies.
-  private val firstRows = math.max(16, math.min(expectedRows, SegmentRows))
+  private var expected = expectedRows
+  private var firstRows = math.max(16, math.min(expectedRows, SegmentRows))
   private var perRow = expectedBytesPerRow
   /** Bytes copied to grow or trim segments so far (tests, diagnostics). */
   private[log] var copiedBytes = 0L
@@ -105,6 +106,12 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64, expectedRows: Int =
    */
   def expectBytesPerRow(bytes: Int): Unit = if (data == null && segData.isEmpty && bytes > 0) perRow = bytes
 
+  /** A better estimate of the rows to come, taken (like [[expectBytesPerRow]]) before the first value. */
+  def expectRows(rows: Int): Unit = if (data == null && segData.isEmpty && rows > 0) {
+    expected = rows
+    firstRows = math.max(16, math.min(rows, SegmentRows))
+  }
+
   private def closeSegment(): Unit = {
     // Slack above 1/8 is trimmed so a state never holds much more than its bytes.
     segData += (if (data.length - pos > data.length / 8) { copiedBytes += pos; java.util.Arrays.copyOf(data, pos) } else data)
@@ -113,7 +120,7 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64, expectedRows: Int =
 
   private def newSegment(): Unit = {
     // Rows the next segment is sized for: what is left of the expected rows, else a full segment.
-    val remaining = expectedRows.toLong - n
+    val remaining = expected.toLong - n
     val rows = if (data == null) firstRows else if (remaining >= 16) math.min(remaining, SegmentRows).toInt else SegmentRows
     val initial =
       if (data != null) {

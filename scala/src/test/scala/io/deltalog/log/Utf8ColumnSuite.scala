@@ -53,6 +53,22 @@ class Utf8ColumnSuite {
     assertTrue(unhinted.copiedBytes >= Utf8Column.SegmentRows * 70L, s"${unhinted.copiedBytes}")
   }
 
+  @Test def expectedRowsSizeTheLastSegment(): Unit = {
+    // built for 200,000 rows, told before the first value that 100,000 come: no trim at the end
+    val rows = 100000
+    val b = new Utf8ColumnBuilder(96, 2 * rows)
+    b.expectBytesPerRow(72)
+    b.expectRows(rows + 16)
+    (0 until rows).foreach(i => b.add(value(i, 70), 0, 70))
+    b.result()
+    assertEquals(0L, b.copiedBytes)
+    val unhinted = new Utf8ColumnBuilder(96, 2 * rows)
+    unhinted.expectBytesPerRow(72)
+    (0 until rows).foreach(i => unhinted.add(value(i, 70), 0, 70))
+    unhinted.result()
+    assertTrue(unhinted.copiedBytes > 0, "the second segment, sized for 65,536 rows, is trimmed")
+  }
+
   @Test def aLateHintIsIgnored(): Unit = {
     val b = new Utf8ColumnBuilder(4, 100)
     b.add(value(0, 10), 0, 10)
