@@ -438,6 +438,7 @@ object CheckpointReader {
           else {
             reader.setRequestedSchema(schema)
             try Option[PageReadStore](reader.readFilteredRowGroup(b, singleRowRanges(r, block.getRowCount)))
+              .map(pages => new RowTrimmedPages(pages, r.head): PageReadStore)
             catch { case NonFatal(_) => None } // e.g. a column without offset index: general way
           }
         }
@@ -478,17 +479,13 @@ object CheckpointReader {
     if (!pages.getRowIndexes.isPresent) return None
     val n = pages.getRowCount
     val hit = new java.util.BitSet()
-    val store = new ColumnReadStoreImpl(pages, new ParquetActionConverters.IgnoreGroup(probeSchema), probeSchema, createdBy)
     probes.foreach { case (g, leaf) =>
       val d = probeSchema.getColumnDescription(Array(g, leaf))
       if (d.getMaxRepetitionLevel != 0) return None
-      val cr = store.getColumnReader(d)
+      val levels = new LevelsOnlyDecoder(pages.getPageReader(d), d) // a page's levels in bulk
       var k = 0
       while (k < n) {
-        val dl = cr.getCurrentDefinitionLevel
-        if (dl >= 1) hit.set(k) // the struct is present (its leaf may still be null)
-        if (dl == d.getMaxDefinitionLevel) cr.skip()
-        cr.consume()
+        if (levels.next() >= 1) hit.set(k) // the struct is present (its leaf may still be null)
         k += 1
       }
     }

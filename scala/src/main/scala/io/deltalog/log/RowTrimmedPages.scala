@@ -1,0 +1,117 @@
+package io.deltalog.log
+
+import java.nio.{ByteBuffer, ByteOrder}
+
+import org.apache.parquet.bytes.{BytesInput, BytesUtils}
+import org.apache.parquet.column.{ColumnDescriptor, Encoding}
+import org.apache.parquet.column.page.{DataPage, DataPageV1, DictionaryPage, PageReadStore, PageReader}
+
+/**
+ * The pages of a row group read for a few rows (`ParquetFileReader.readFilteredRowGroup` with row
+ * ranges), with each V1 data page cut so that it starts at `firstRow`: parquet-mr would otherwise
+ * step through every earlier slot of the page, one level at a time, before the wanted rows. A
+ * checkpoint's protocol and metaData rows sit at the end of columns that are null everywhere else
+ * (delta-rs writes them last), in pages of up to 20,000 rows, for each of their ~20 leaves.
+ *
+ * A page is cut only when none of the slots before `firstRow` holds a value (so its values section
+ * is unchanged) and its levels are RLE-encoded; the levels of the remaining slots are decoded
+ * ([[HybridRle]]) and written again as RLE runs. Any other page is handed on as read. Pages are
+ * read when a column's reader is requested (a filtered row group keeps one or two per column).
+ */
+private[log] final class RowTrimmedPages(underlying: PageReadStore, firstRow: Long) extends PageReadStore {
+  override def getPageReader(d: ColumnDescriptor): PageReader = {
+    val r = underlying.getPageReader(d)
+    val pages = Iterator.continually(r.readPage()).takeWhile(_ != null).map(RowTrimmedPages.cut(_, d, firstRow)).toVector
+    new PageReader {
+      private var i = 0
+      override def readDictionaryPage(): DictionaryPage = r.readDictionaryPage()
+      override def getTotalValueCount: Long = r.getTotalValueCount
+      override def readPage(): DataPage = if (i < pages.size) { i += 1; pages(i - 1) } else null
+    }
+  }
+
+  override def getRowCount: Long = underlying.getRowCount
+  override def getRowIndexes: java.util.Optional[java.util.PrimitiveIterator.OfLong] = underlying.getRowIndexes
+}
+
+private[log] object RowTrimmedPages {
+  /** Pages cut so far (tests, diagnostics). */
+  val pagesCut = new java.util.concurrent.atomic.AtomicLong()
+
+  /** `page` starting at row `firstRow`, or an equivalent of `page` (its bytes may be read only once). */
+  def cut(page: DataPage, d: ColumnDescriptor, firstRow: Long): DataPage = page match {
+    case p: DataPageV1 if p.getFirstRowIndex.isPresent && p.getIndexRowCount.isPresent &&
+        firstRow > p.getFirstRowIndex.get && firstRow - p.getFirstRowIndex.get < p.getIndexRowCount.get &&
+        (d.getMaxRepetitionLevel == 0 || p.getRlEncoding == Encoding.RLE) &&
+        (d.getMaxDefinitionLevel == 0 || p.getDlEncoding == Encoding.RLE) =>
+      val bytes = p.getBytes.toByteBuffer.order(ByteOrder.LITTLE_ENDIAN)
+      try trimmed(p, bytes, d, firstRow).getOrElse(copy(p, bytes))
+      catch { case _: IllegalStateException | _: IndexOutOfBoundsException => copy(p, bytes) }
+    case other => other
+  }
+
+  /** `p` over its already-read `bytes`. */
+  private def copy(p: DataPageV1, bytes: ByteBuffer): DataPage =
+    new DataPageV1(BytesInput.from(bytes.duplicate()), p.getValueCount, p.getUncompressedSize,
+      p.getFirstRowIndex.get, p.getIndexRowCount.get, p.getStatistics, p.getRlEncoding, p.getDlEncoding,
+      p.getValueEncoding)
+
+  private def trimmed(p: DataPageV1, bytes: ByteBuffer, d: ColumnDescriptor, firstRow: Long): Option[DataPage] = {
+    val n = p.getValueCount
+    var pos = bytes.position()
+    val end = bytes.limit()
+    def levels(max: Int): Array[Int] = {
+      val out = new Array[Int](n)
+      if (max > 0) {
+        val len = bytes.getInt(pos)
+        if (len < 0 || pos + 4L + len > end) throw new IllegalStateException("bad level length")
+        HybridRle.decode(bytes, pos + 4, pos + 4 + len, BytesUtils.getWidthFromMaxInt(max), n, out)
+        pos += 4 + len
+      }
+      out
+    }
+    val maxRl = d.getMaxRepetitionLevel
+    val maxDl = d.getMaxDefinitionLevel
+    val rl = levels(maxRl)
+    val dl = levels(maxDl)
+    // the first slot of the wanted row: row k of the page starts at its k-th slot with level 0
+    val skipRows = firstRow - p.getFirstRowIndex.get
+    var rows = -1L
+    var s = 0
+    while (s < n && !(rl(s) == 0 && rows + 1 == skipRows)) {
+      if (rl(s) == 0) rows += 1
+      if (dl(s) == maxDl) return None // a value before the wanted row: the values section would change
+      s += 1
+    }
+    if (s == n) return None
+    val out = ByteBuffer.allocate(2 * (4 + 9 * (n - s)) + (end - pos)).order(ByteOrder.LITTLE_ENDIAN) // runs: 5-byte header, 4-byte value at most
+    if (maxRl > 0) rle(out, rl, s, n, BytesUtils.getWidthFromMaxInt(maxRl))
+    if (maxDl > 0) rle(out, dl, s, n, BytesUtils.getWidthFromMaxInt(maxDl))
+    val values = bytes.duplicate()
+    values.position(pos).limit(end)
+    out.put(values)
+    out.flip()
+    pagesCut.incrementAndGet()
+    Some(new DataPageV1(BytesInput.from(out), n - s, out.remaining(), firstRow,
+      (p.getIndexRowCount.get - skipRows).toInt, p.getStatistics, Encoding.RLE, Encoding.RLE, p.getValueEncoding))
+  }
+
+  /** Levels `a(from until until)` as a 4-byte length and RLE runs. */
+  private def rle(out: ByteBuffer, a: Array[Int], from: Int, until: Int, width: Int): Unit = {
+    val lengthAt = out.position()
+    out.putInt(0)
+    val valueBytes = (width + 7) / 8
+    var i = from
+    while (i < until) {
+      var j = i + 1
+      while (j < until && a(j) == a(i)) j += 1
+      var header = (j - i).toLong << 1 // an RLE run: ULEB128 of (count << 1)
+      while (header >= 0x80) { out.put(((header & 0x7F) | 0x80).toByte); header >>>= 7 }
+      out.put(header.toByte)
+      var k = 0
+      while (k < valueBytes) { out.put(((a(i) >>> (8 * k)) & 0xFF).toByte); k += 1 }
+      i = j
+    }
+    out.putInt(lengthAt, out.position() - lengthAt - 4)
+  }
+}
