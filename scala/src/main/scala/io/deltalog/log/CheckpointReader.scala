@@ -10,7 +10,6 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.column.{ColumnDescriptor, Encoding}
-import org.apache.parquet.column.impl.ColumnReadStoreImpl
 import org.apache.parquet.column.page.{DataPage, DataPageV1, DictionaryPage, PageReadStore, PageReader}
 import org.apache.parquet.filter2.compat.FilterCompat
 import org.apache.parquet.filter2.predicate.FilterApi
@@ -415,7 +414,6 @@ object CheckpointReader {
       sink: ReplaySink,
       done: () => Boolean): Unit = {
     val fileSchema = reader.getFooter.getFileMetaData.getSchema
-    val createdBy = reader.getFooter.getFileMetaData.getCreatedBy
     def assemble(pages: PageReadStore, columnIO: MessageColumnIO, materializer: RecordMaterializer[Action]): Unit =
       assembleRows(pages, columnIO, materializer, path, version, sink, done)
     var b = 0
@@ -428,7 +426,7 @@ object CheckpointReader {
         // used: create it for the whole projection before the probe narrows the request.
         reader.setRequestedSchema(schema)
         try reader.getColumnIndexStore(b) catch { case NonFatal(e) => throw corrupt(path, e) }
-        val rows = try exactProtocolAndMetadataRows(reader, b, fileSchema, createdBy, present)
+        val rows = try exactProtocolAndMetadataRows(reader, b, fileSchema, present)
           catch { case NonFatal(e) => throw corrupt(path, e) }
         val exact = rows.flatMap { r =>
           if (r.isEmpty) Some(null)
@@ -465,7 +463,6 @@ object CheckpointReader {
       reader: ParquetFileReader,
       b: Int,
       fileSchema: MessageType,
-      createdBy: String,
       present: Seq[String]): Option[Array[Long]] = {
     val probes = Seq("protocol" -> "minReaderVersion", "metaData" -> "id").filter(p => present.contains(p._1))
     if (probes.isEmpty) return Some(Array.emptyLongArray)

@@ -28,8 +28,6 @@ final class CommitBytes private () {
 
   /** Drops everything kept. */
   def clear(): Unit = { files.clear(); used.set(Long.MaxValue / 2) }
-
-  def isEmpty: Boolean = files.isEmpty
 }
 
 object CommitBytes {

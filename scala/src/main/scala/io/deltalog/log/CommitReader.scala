@@ -135,11 +135,6 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
   }
 
   /** Reads and parses one file of log lines. */
-  def readActions(path: Path): Array[Action] = {
-    val bytes = readFile(path, readBytes(path))
-    CommitReader.parseBytes(bytes, bytes.length, path.toString, null)
-  }
-
   private def readActions(file: FileStatus): Array[Action] = {
     val bytes = readFile(file)
     CommitReader.parseBytes(bytes, bytes.length, file.getPath.toString, null)

@@ -25,6 +25,8 @@ private[log] final class RowTrimmedPages(underlying: PageReadStore, firstRow: Lo
     new PageReader {
       private var i = 0
       override def readDictionaryPage(): DictionaryPage = r.readDictionaryPage()
+      // Left as it was: the reader of a filtered row group (SynchronizingColumnReader) stops on its
+      // row indexes, not on this count.
       override def getTotalValueCount: Long = r.getTotalValueCount
       override def readPage(): DataPage = if (i < pages.size) { i += 1; pages(i - 1) } else null
     }

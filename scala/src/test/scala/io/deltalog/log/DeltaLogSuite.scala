@@ -309,10 +309,15 @@ class DeltaLogSuite {
     assertEquals(meta(), m)
   }
 
-  @Test def snapshotAtTimestampByMtime(): Unit = withTable { t =>
+  /** Commits 0, 1 and 2 adding a, b, c, with file times 1,000,000 / 2,000,000 / 3,000,000 ms. */
+  private def writeTimedCommits(t: java.nio.file.Path): Unit = {
     writeCommit(t, 0, Seq(protocol12, meta(), add("a")), mtime = Some(1000000L))
     writeCommit(t, 1, Seq(add("b")), mtime = Some(2000000L))
     writeCommit(t, 2, Seq(add("c")), mtime = Some(3000000L))
+  }
+
+  @Test def snapshotAtTimestampByMtime(): Unit = withTable { t =>
+    writeTimedCommits(t)
     val log = DeltaLog.uncached(t.toString, conf)
     assertEquals(1L, log.snapshotAtTimestamp(2500000L).version)
     assertEquals(2L, log.snapshotAtTimestamp(3000000L).version)
@@ -354,9 +359,7 @@ class DeltaLogSuite {
   }
 
   @Test def timestampLookupWithoutIctReadsNoLaterCommit(): Unit = withTable { t =>
-    writeCommit(t, 0, Seq(protocol12, meta(), add("a")), mtime = Some(1000000L))
-    writeCommit(t, 1, Seq(add("b")), mtime = Some(2000000L))
-    writeCommit(t, 2, Seq(add("c")), mtime = Some(3000000L))
+    writeTimedCommits(t)
     val log = DeltaLog.uncached(t.toString, conf)
     assertEquals(0L, log.snapshotAtTimestamp(1500000L).version)
     // the newest commit has no in-commit timestamp: no protocol/metaData scan of the latest version
