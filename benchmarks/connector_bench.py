@@ -19,7 +19,8 @@ APPEND A ~1 GB append (``df.write.mode("append")``) of the same generated DataFr
     .venv/bin/python benchmarks/connector_bench.py                    # S8 only (about 1 min)
     .venv/bin/python benchmarks/connector_bench.py --scenarios S8,SCAN,APPEND --rows 60000000
 
-Times are seconds, median of 3 runs after one warm-up (S8) or median of 2 (SCAN, APPEND). Ratios
+Times are seconds: S8 the median of 5 runs after warm-up runs for 2 s (at most 100; the first run is
+reported too), SCAN and APPEND the median of 2. Ratios
 below 1 mean deltalog is faster. Never asserted in tests; printed as Markdown (``--out`` appends it
 to a file).
 """
@@ -46,6 +47,10 @@ import generate  # noqa: E402
 DELTA_SPARK_COORDS = "io.delta:delta-spark_4.2_2.13:4.4.0"
 
 
+S8_WARM_S = 2.0        # warm-up by time, as benchmarks/run.py: a driver plans the same query
+S8_WARM_MAX_RUNS = 100  # shape faster as the JIT compiles Spark's planner and ours (~100 plans)
+
+
 def median_time(fn: Callable[[], Any], runs: int, warmup: int = 1) -> Tuple[float, Any]:
     out = None
     for _ in range(warmup):
@@ -56,6 +61,22 @@ def median_time(fn: Callable[[], Any], runs: int, warmup: int = 1) -> Tuple[floa
         out = fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), out
+
+
+def warm_median(fn: Callable[[], Any], runs: int) -> Dict[str, Any]:
+    """First run, then warm-up runs for ``S8_WARM_S`` (at most ``S8_WARM_MAX_RUNS``), then the
+    median of ``runs`` timed runs."""
+    t0 = time.perf_counter()
+    fn()
+    first = spent = time.perf_counter() - t0
+    warm = 1
+    while spent < S8_WARM_S and warm < S8_WARM_MAX_RUNS:
+        t0 = time.perf_counter()
+        fn()
+        spent += time.perf_counter() - t0
+        warm += 1
+    median, _ = median_time(fn, runs, 0)
+    return {"first": first, "warm_runs": warm, "median": median}
 
 
 def delta_spark_jars() -> List[str]:
@@ -99,7 +120,7 @@ def active_indices(spec: "generate.Spec", version: int) -> List[int]:
     return sorted(active)
 
 
-def s8(spark: Any, engines: List[str], runs: int, warmup: int = 1) -> List[Dict[str, Any]]:
+def s8(spark: Any, engines: List[str], runs: int) -> List[Dict[str, Any]]:
     spec = generate.S1_SPECS["100k"]
     table = generate.ensure_checkpoint_table(spec, 0)
     active = active_indices(spec, spec.last)
@@ -122,7 +143,8 @@ def s8(spark: Any, engines: List[str], runs: int, warmup: int = 1) -> List[Dict[
             def rs_plan() -> int:
                 r = QueryBuilder().register("t", dt).execute(f"EXPLAIN SELECT count(*) FROM t WHERE {cond}")
                 return len(pa.table(r))
-            row["delta-rs"], _ = median_time(rs_plan, runs, warmup)
+            m = warm_median(rs_plan, runs)
+            row["delta-rs"], row["delta-rs_first"] = m["median"], m["first"]
         if jvm is not None:
             def dl_df() -> Any:
                 return spark.read.format("deltalog").load(table).where(cond)
@@ -131,13 +153,14 @@ def s8(spark: Any, engines: List[str], runs: int, warmup: int = 1) -> List[Dict[
 
             def dl_plan() -> int:
                 return scan_api.plannedFileCount(dl_df()._jdf)  # noqa: SLF001
-            row["deltalog"], _ = median_time(dl_plan, runs, warmup)
+            m = warm_median(dl_plan, runs)
+            row["deltalog"], row["deltalog_first"], row["deltalog_warm_runs"] = m["median"], m["first"], m["warm_runs"]
 
             def spark_floor() -> Any:
                 # The same filter on a one-partition range: Spark's own parse/analyse/plan cost,
                 # a lower bound for any data source planned through Spark in this driver.
                 return spark.range(1000).where(cond)._jdf.queryExecution().sparkPlan()  # noqa: SLF001
-            row["spark_floor"], _ = median_time(spark_floor, runs, warmup)
+            row["spark_floor"] = warm_median(spark_floor, runs)["median"]
             text = jvm.io.deltalog.api.ScanApi.plannedFilesText(dl_df()._jdf)  # noqa: SLF001
             files = text.split("\n") if text else []
             kept = {os.path.relpath(f.replace("file:", ""), table) for f in files}
@@ -209,8 +232,8 @@ def markdown(meta: Dict[str, Any], s8_rows: List[Dict[str, Any]], sa: Optional[D
     if s8_rows:
         lines += ["### S8 — data-skipping plan, 100k files with stats (sorted table)", "",
                   "| selectivity | ideal files | deltalog kept | exact set | delta-rs s | deltalog s | deltalog / delta-rs "
-                  "| Spark floor s | floor / delta-rs |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "| Spark floor s | floor / delta-rs | deltalog first run s (warm-up runs) |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for r in s8_rows:
             rs, dl, fl = r.get("delta-rs"), r.get("deltalog"), r.get("spark_floor")
             ratio = f"{dl / rs:.2f}×" if rs and dl else "n/a"
@@ -218,13 +241,17 @@ def markdown(meta: Dict[str, Any], s8_rows: List[Dict[str, Any]], sa: Optional[D
             lines.append(f"| {r['selectivity'] * 100:g} % | {r['ideal']:,} | {r.get('deltalog_kept', 'n/a'):,} | "
                          f"{'yes' if r.get('deltalog_exact') else 'NO'} | "
                          f"{'n/a' if rs is None else '%.3f' % rs} | {'n/a' if dl is None else '%.3f' % dl} | {ratio} | "
-                         f"{'n/a' if fl is None else '%.3f' % fl} | {floor_ratio} |")
+                         f"{'n/a' if fl is None else '%.3f' % fl} | {floor_ratio} | "
+                         f"{'n/a' if dl is None else '%.3f (%d)' % (r['deltalog_first'], r['deltalog_warm_runs'])} |")
         lines += ["", "delta-rs: EXPLAIN through QueryBuilder on a loaded DeltaTable; deltalog: DataFrame "
                   "creation + Spark planning + pruning/skipping through `ScanApi.plannedFileCount` from Python (py4j "
                   "included), snapshot cached. delta-rs' EXPLAIN truncates its file lists, so only deltalog's kept "
                   "set is checked against the ideal one. Spark floor: `spark.range(1000).where(<same filter>)` "
                   "planned the same way (no data source, no files): what Spark's parser, analyser, optimiser "
-                  "and planner cost in this driver at this point; no source planned through Spark goes below it.", ""]
+                  "and planner cost in this driver at this point; no source planned through Spark goes below it. "
+                  "Each engine and the floor warm up for 2 s per row (at most 100 runs) before 5 timed runs: "
+                  "Spark's planner and deltalog's skipping get faster over the first ~100 plans of a driver "
+                  "as the JIT compiles them; the first run of each row is listed.", ""]
     if sa:
         fmts = list(sa["append"].keys())
         names = {"parquet": "plain Parquet", "deltalog": "deltalog", "delta": "delta-spark 4.4.0"}
@@ -259,8 +286,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenarios", default="S8")
     ap.add_argument("--engines", default="delta-rs,deltalog")
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--s8-warmup", type=int, default=1, help="untimed runs before each S8 measurement (both engines)")
+    ap.add_argument("--runs", type=int, default=5, help="timed S8 runs after the warm-up")
     ap.add_argument("--rows", type=int, default=60_000_000, help="rows of the SCAN/APPEND table (60M ≈ 1 GB)")
     ap.add_argument("--jar", default=os.environ.get("DELTALOG_JAR"))
     ap.add_argument("--no-delta-spark", action="store_true")
@@ -278,7 +304,7 @@ def main() -> int:
     s8_rows, sa = [], None
     try:
         if "S8" in scenarios:
-            s8_rows = s8(spark, engines, a.runs, a.s8_warmup)
+            s8_rows = s8(spark, engines, a.runs)
         if scenarios & {"SCAN", "APPEND"}:
             os.makedirs(generate.DATA_DIR, exist_ok=True)
             work = tempfile.mkdtemp(prefix="deltalog-connector-bench-", dir=generate.DATA_DIR)

@@ -546,6 +546,10 @@ def fresh_main(engine: str, path: str) -> Dict[str, Any]:
     out = {"engine": engine, "start_s": t_start, "load_s": load_s, "version": ans.version,
            "count": len(ans.paths or []), "paths_sha256": paths_hash(ans.paths or []),
            "info": info}
+    if getattr(e, "spark", None) is not None:  # deltalog: did the driver start from a class-data archive?
+        opts = e.spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
+        out["class_data"] = ("archive" if "SharedArchiveFile" in opts else
+                             "recording" if "ArchiveClassesAtExit" in opts else "none")
     peaks = {label: proc_status(pid)[1] for label, pid in e.pids()}
     out["peak_rss"] = peaks
     if hasattr(e, "stop"):

@@ -9,10 +9,11 @@ S2 JSON-only replay, S3 protocol+metadata-only open, S4 checkpoint write, S7 tim
     .venv/bin/python benchmarks/run.py --scenarios S1,S3 --engines delta-rs,floor
 
 Engines run one after another, each in its own worker process (``--worker``), so their peak RSS
-is measured separately. Per case: warm-up runs until 2 s have passed (at most 10, at least 1),
+is measured separately. Per case: warm-up runs until 2 s have passed (at most 100, at least 1),
 then the median of 5 runs (2 if one run takes more than 5 s). A JVM compiles the replay code
-over its first ~10 loads of a table, so a single warm-up run would time runs 2-4 of the driver's
-life; the fresh-process measurement reports the cold case. Correctness first: every engine's answer is compared with the generator's
+over its first tens of loads of a table (S1 100k: ~45 ms over runs 2-10, ~30 ms from about the
+30th), so a single warm-up run would time runs 2-4 of the driver's life; the report lists the
+first run and the warm-up count of every case, and the fresh-process measurement the cold case. Correctness first: every engine's answer is compared with the generator's
 ground truth (version, active-file count, sha256 of the sorted active paths; for S3 version and
 schema); any mismatch marks the row FAILED. No timing assertions anywhere.
 """
@@ -44,7 +45,7 @@ SCENARIOS = ("S1", "S2", "S3", "S4", "S7")
 ENGINE_ORDER = ("delta-rs", "deltalog", "floor")
 LONG_RUN_S = 5.0
 WARM_MIN_S = 2.0
-WARM_MAX_RUNS = 10
+WARM_MAX_RUNS = 100
 TIMED_RUNS = 5
 
 # delta-rs 1.6.6 on this machine kind, perf-anchors §1.2 / §2 / §6.2 (file_uris(), other runs)
@@ -330,11 +331,12 @@ def run_worker(engine: str, plan_path: str, a: argparse.Namespace) -> List[Dict[
     return rows
 
 
-def run_fresh(engine: str, table: str, timeout: float) -> Dict[str, Any]:
+def run_fresh(engine: str, table: str, timeout: float, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     cmd = [sys.executable, os.path.join(HERE, "engines.py"), "--fresh", engine, table]
     t0 = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO,
+                           env=dict(os.environ, **(env or {})))
     except subprocess.TimeoutExpired:
         return {"engine": engine, "error": "timeout"}
     wall = time.perf_counter() - t0
@@ -344,6 +346,27 @@ def run_fresh(engine: str, table: str, timeout: float) -> Dict[str, Any]:
             r["process_wall_s"] = wall
             return r
     return {"engine": engine, "error": f"no result (rc {p.returncode}): {p.stderr.strip()[-300:]}"}
+
+
+def fresh_deltalog(table: str, expect: Dict[str, Any], timeout: float) -> List[Dict[str, Any]]:
+    """deltalog's fresh driver without class-data sharing, then with it: drivers are started until
+    one maps an archive (the first driver of a new Spark/Java class path only notes it, the next
+    records the archive as it exits; both are reported as they happened)."""
+    print("[run] fresh process: deltalog (class-data sharing off)", file=sys.stderr, flush=True)
+    out = [dict(run_fresh("deltalog", table, timeout, {"DELTALOG_CLASS_SHARING": "0"}), expect=expect,
+                label="deltalog, class-data sharing off")]
+    for _ in range(4):
+        print("[run] fresh process: deltalog (class-data sharing on)", file=sys.stderr, flush=True)
+        r = run_fresh("deltalog", table, timeout, {"DELTALOG_CLASS_SHARING": "1"})
+        mode = r.get("class_data", "none")
+        out.append(dict(r, expect=expect, label={"archive": "deltalog, class-data archive",
+                                                 "recording": "deltalog, recording the archive (once)",
+                                                 }.get(mode, "deltalog, first driver of this class path")))
+        if mode == "archive" or "error" in r:
+            break
+        if mode == "recording":
+            time.sleep(15)  # the driver JVM writes the archive as it exits, after the Python process
+    return out
 
 
 def machine_info() -> Dict[str, Any]:
@@ -480,8 +503,9 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
              + "(" + ", ".join(f"{e} {w['wall_s']:.0f} s" for e, w in workers.items()) + ")")
     L += ["", f"Times are seconds, median of {TIMED_RUNS} runs after warm-up runs for {WARM_MIN_S:.0f} s "
           f"(1 to {WARM_MAX_RUNS} runs; 2 timed runs when one takes more than {LONG_RUN_S:.0f} s). A JVM "
-          "compiles the replay over its first ~10 loads of a table: a single warm-up timed runs 2-4 of "
-          "the driver's life (the fresh-process table below has the cold case). Ratios below 1 mean deltalog is faster. `floor` is a pyarrow-only lower "
+          "compiles the replay over its first tens of loads of a table (S1 100k: ~45 ms over runs 2-10, ~30 ms "
+          "from about the 30th): a single warm-up timed runs 2-4 of the driver's life (the warm-up count and "
+          "first run of each case are listed; the fresh-process table below has the cold case). Ratios below 1 mean deltalog is faster. `floor` is a pyarrow-only lower "
           "bound (not a Delta reader); `floor/x` near 1 means x has no headroom left. Peak RSS in MB "
           "(VmHWM reset before each case; for deltalog `py / jvm`; memory kept from earlier cases "
           "counts). Verdict: every engine's version, active-file count and sha256 of sorted paths "
@@ -563,18 +587,23 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
     if fresh:
         L += ["## Fresh process, one load (S1 100k, checkpoint + 0)", "",
               "A new Python process per engine: engine start (deltalog: SparkSession creation with "
-              "the jar; delta-rs: `import deltalake`) is reported apart from the first load.", "",
+              "the jar; delta-rs: `import deltalake`) is reported apart from the first load. deltalog "
+              "runs without class-data sharing (`DELTALOG_CLASS_SHARING=0`), then with it: the first "
+              "driver of a new Spark/Java class path only notes it, the next records an archive of the "
+              "classes it loaded as it exits (slower, once), later drivers map it; each driver that "
+              "ran is listed.", "",
               "| engine | start (excluded) | first load | files @ version | correct | peak RSS MB |",
               "|---|---|---|---|---|---|"]
         for f_ in fresh:
+            name = f_.get("label", f_["engine"])
             if "error" in f_:
-                L.append(f"| {f_['engine']} | {f_['error'].replace('|', '/')} | — | — | — | — |")
+                L.append(f"| {name} | {f_['error'].replace('|', '/')} | — | — | — | — |")
                 continue
             exp = f_.get("expect", {})
             ok = (f_["version"] == exp.get("version") and f_["count"] == exp.get("count")
                   and f_["paths_sha256"] == exp.get("paths_sha256"))
             rss = " / ".join(f"{k} {_mb(v)}" for k, v in f_.get("peak_rss", {}).items())
-            L.append(f"| {f_['engine']} | {f_['start_s']:.2f} s | {f_['load_s']:.3f} s | "
+            L.append(f"| {name} | {f_['start_s']:.2f} s | {f_['load_s']:.3f} s | "
                      f"{f_['count']:,} @ v{f_['version']} | {'OK' if ok else '**FAILED**'} | {rss} |")
         L.append("")
 
@@ -617,12 +646,12 @@ def orchestrate(a: argparse.Namespace) -> int:
         spec = gen.S1_SPECS["100k"]
         spec = gen.Spec(spec.commits, spec.files, a.partitioned)
         d = gen.ensure_checkpoint_table(spec, 0)
-        for e in ("delta-rs", "deltalog"):
-            if e in a.engines:
-                print(f"[run] fresh process: {e}", file=sys.stderr, flush=True)
-                r = run_fresh(e, d, a.worker_timeout)
-                r["expect"] = (gen.read_meta(d) or {}).get("latest", {})
-                fresh.append(r)
+        expect = (gen.read_meta(d) or {}).get("latest", {})
+        if "delta-rs" in a.engines:
+            print("[run] fresh process: delta-rs", file=sys.stderr, flush=True)
+            fresh.append(dict(run_fresh("delta-rs", d, a.worker_timeout), expect=expect))
+        if "deltalog" in a.engines:
+            fresh += fresh_deltalog(d, expect, a.worker_timeout)
     wall = time.perf_counter() - t_all
     info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     report = write_report(a, cases, rows, fresh, info, wall, cmd)

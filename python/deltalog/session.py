@@ -11,9 +11,12 @@ import os
 import warnings
 from typing import Any, Optional
 
+from deltalog import _class_data
+
 EXTENSION_CLASS = "io.deltalog.spark.DeltalogSparkSessionExtension"
 CATALOG_CLASS = "io.deltalog.spark.DeltalogCatalog"
 CATALOG_KEY = "spark.sql.catalog.spark_catalog"
+JAVA_OPTIONS_KEY = "spark.driver.extraJavaOptions"
 
 
 def bundled_jar_path() -> str:
@@ -33,15 +36,24 @@ def _append_csv(current: Optional[str], value: str) -> str:
     return ",".join(items)
 
 
-def configure_spark_with_deltalog(builder: Any, jar_path: Optional[str] = None) -> Any:
+def configure_spark_with_deltalog(builder: Any, jar_path: Optional[str] = None,
+                                  class_sharing: Optional[bool] = None) -> Any:
     """Return ``builder`` configured for deltalog, keeping every value the user already set.
 
     * ``spark.jars``: the bundled jar is appended to the existing comma-separated list.
     * ``spark.sql.extensions``: the deltalog extension is appended to existing extensions.
     * ``spark.sql.catalog.spark_catalog``: set to the deltalog catalog unless the user chose a
       different catalog, which is kept (with a warning: deltalog's catalog features are then off).
+    * ``spark.driver.extraJavaOptions``: when this process is about to launch the driver JVM
+      (Java 13+), class-data sharing flags are appended (``deltalog._class_data``): the first
+      driver writes an archive of the classes it loaded when it exits, later drivers start from
+      it. ``class_sharing=False`` or ``DELTALOG_CLASS_SHARING=0`` leaves the driver's options alone.
     """
     options = getattr(builder, "_options", {})
+    flags = _class_data.driver_java_options(options, class_sharing)
+    if flags:
+        current = options.get(JAVA_OPTIONS_KEY, "").strip()
+        builder = builder.config(JAVA_OPTIONS_KEY, " ".join(([current] if current else []) + flags))
     jar = jar_path or bundled_jar_path()
     builder = builder.config("spark.jars", _append_csv(options.get("spark.jars"), jar))
     builder = builder.config("spark.sql.extensions",

@@ -1,0 +1,266 @@
+"""Class-data sharing for the Spark driver JVM that pyspark launches.
+
+A Spark driver loads ~14,000 classes from jars before it can open a table; the JVM spends most of
+a session's start and of the first table open defining them. Java 13+ can dump the classes one
+driver loaded into an archive (``-XX:ArchiveClassesAtExit``) and map it into the next driver
+(``-XX:SharedArchiveFile``): session start 4.7 s -> 2.9 s and the first open of a 100k-file table
+0.5 s -> 0.17 s on the benchmark machine (``benchmarks/RESULTS.md``).
+
+``driver_java_options`` returns the flags for ``spark.driver.extraJavaOptions``:
+
+* an archive for this Java + Spark class path exists -> use it;
+* none, and an earlier process started a driver for this key -> this driver reserves
+  ``<key>.jsa.part`` (exclusive create, holds our pid) and the JVM writes the archive there when
+  it exits; the JVM writes the header last, so a file whose header is complete is a complete
+  archive, and the next configure renames it to ``<key>.jsa``. Recording the classes slows that
+  one driver down (start 4.7 -> 8 s), so the very first driver of a key only leaves a note
+  (``<key>.seen``): a machine that starts one driver and is thrown away never pays for it;
+* another live process holds the reservation, or the JVM may still be writing -> no flags.
+
+The key hashes what the JVM checks the archive against (Java build, the jars of the class path
+with sizes and times, the driver's class-path and Java options, heap size). Anything else the JVM
+finds different makes it ignore the archive (``-Xshare:auto``, logging of the ``cds`` tags off):
+the driver then starts as it would without it, never fails. Off with
+``DELTALOG_CLASS_SHARING=0`` or ``configure_spark_with_deltalog(..., class_sharing=False)``;
+archives live in ``DELTALOG_CLASS_DATA_DIR`` (default ``~/.cache/deltalog/class-data``).
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import time
+from typing import Dict, List, Mapping, Optional
+
+SWITCH_ENV = "DELTALOG_CLASS_SHARING"
+DIR_ENV = "DELTALOG_CLASS_DATA_DIR"
+ARCHIVE_MAGIC = bytes.fromhex("a8ab0bf0")  # 0xf00baba8 little-endian: HotSpot's dynamic archive
+QUIET = "-Xlog:cds*=off"
+SETTLE_S = 5.0       # a complete header this long untouched: the JVM has closed the file
+ABANDONED_S = 120.0  # a reservation whose process is gone and nothing written for this long
+KEEP_ARCHIVES = 3    # archives kept per directory (each ~130 MB), the most recently used ones
+KEEP_USED_S = 86400.0  # and any used within a day
+_OWN_FLAGS = ("-XX:SharedArchiveFile", "-XX:ArchiveClassesAtExit", "-Xshare", "-XX:+AutoCreateSharedArchive")
+
+
+def enabled(requested: Optional[bool], environ: Mapping[str, str] = os.environ) -> bool:
+    if requested is not None:
+        return requested
+    return environ.get(SWITCH_ENV, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def archive_dir(environ: Mapping[str, str] = os.environ) -> str:
+    if environ.get(DIR_ENV):
+        return environ[DIR_ENV]
+    cache = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "deltalog", "class-data")
+
+
+def java_home(environ: Mapping[str, str] = os.environ) -> Optional[str]:
+    """The Java installation spark-submit will run: ``$JAVA_HOME``, else ``java`` on the PATH."""
+    if environ.get("JAVA_HOME"):
+        return os.path.realpath(environ["JAVA_HOME"])
+    exe = shutil.which("java", path=environ.get("PATH"))
+    if exe is None:
+        return None
+    return os.path.dirname(os.path.dirname(os.path.realpath(exe)))
+
+
+def java_feature_version(home: str) -> Optional[int]:
+    """Major version from ``<home>/release`` (``JAVA_VERSION="17.0.15"``); None when unknown."""
+    try:
+        with open(os.path.join(home, "release"), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(r'^JAVA_VERSION="(\d+)(?:\.(\d+))?', text, re.M)
+    if m is None:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major
+
+
+def class_path_key(home: str, spark_home: str, options: Mapping[str, str],
+                   environ: Mapping[str, str] = os.environ) -> str:
+    """Hash of everything the archive depends on that can be read without starting a JVM."""
+    h = hashlib.sha256()
+
+    def put(*parts: object) -> None:
+        h.update(repr(parts).encode("utf-8", "surrogateescape"))
+        h.update(b"\n")
+    try:
+        with open(os.path.join(home, "release"), "rb") as f:
+            h.update(f.read())
+    except OSError:
+        pass
+    put("java", home)
+    for jar in sorted(glob.glob(os.path.join(spark_home, "jars", "*"))):
+        try:
+            st = os.stat(jar)
+        except OSError:
+            continue
+        put(os.path.basename(jar), st.st_size, st.st_mtime_ns)
+    for k in ("spark.driver.extraClassPath", "spark.driver.extraJavaOptions", "spark.driver.memory"):
+        put(k, options.get(k))
+    for k in ("SPARK_HOME", "SPARK_CONF_DIR", "SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR"):
+        put(k, environ.get(k))
+    put("spark_home", os.path.realpath(spark_home))
+    return h.hexdigest()[:24]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reservation_pid(path: str) -> Optional[int]:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(32)
+    except OSError:
+        return None
+    m = re.match(rb"deltalog-reserved pid (\d+)\n", head)
+    return int(m.group(1)) if m else None
+
+
+def _complete(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == ARCHIVE_MAGIC and os.fstat(f.fileno()).st_size > 4096
+    except OSError:
+        return False
+
+
+def _first_sighting(seen: str) -> bool:
+    """True (and recorded) unless an earlier process configured a driver for this key: a machine
+    that starts a driver once (a throw-away container) never pays for writing an archive."""
+    m = None
+    try:
+        with open(seen, "rb") as f:
+            m = re.match(rb"deltalog-seen pid (\d+)\n", f.read(40))
+    except OSError:
+        pass
+    if m is not None:
+        return int(m.group(1)) == os.getpid()
+    tmp = f"{seen}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(b"deltalog-seen pid %d\n" % os.getpid())
+    os.replace(tmp, seen)
+    return True
+
+
+def _used(archive: str) -> str:
+    """Marks ``archive`` as used now (its mtime is its last use: pruning keeps the recent ones)."""
+    try:
+        os.utime(archive)
+    except OSError:
+        pass
+    return archive
+
+
+def _prune(directory: str, keep: str, now: float) -> None:
+    """Keep the ``KEEP_ARCHIVES`` most recently used archives (``keep`` among them) and any used
+    within ``KEEP_USED_S``."""
+    others = []
+    for p in glob.glob(os.path.join(directory, "*.jsa")):
+        if p != keep:
+            try:
+                others.append((os.stat(p).st_mtime, p))
+            except OSError:
+                pass
+    for used, p in sorted(others, reverse=True)[KEEP_ARCHIVES - 1:]:
+        if now - used < KEEP_USED_S:
+            continue
+        try:
+            os.unlink(p)  # a JVM that mapped it keeps its pages; new drivers no longer see it
+        except OSError:
+            pass
+
+
+def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, Optional[str]]:
+    """What this driver does with the archive of ``key``: ``{"use": path}``, ``{"create": path}``
+    or ``{}`` (neither: another driver holds the reservation or is writing the archive)."""
+    now = time.time() if now is None else now
+    archive = os.path.join(directory, key + ".jsa")
+    part = archive + ".part"
+    if os.path.isfile(archive):
+        return {"use": _used(archive)}
+    if os.path.exists(part):
+        try:
+            age = now - os.stat(part).st_mtime
+        except OSError:
+            return {}
+        if _complete(part):
+            if age < SETTLE_S:
+                return {}
+            try:
+                os.replace(part, archive)
+            except FileNotFoundError:
+                pass  # another driver's configure renamed it first
+            if not os.path.isfile(archive):
+                return {}
+            _prune(directory, archive, now)
+            return {"use": _used(archive)}
+        pid = _reservation_pid(part)
+        if pid == os.getpid():
+            return {"create": part}  # reserved by an earlier configure of this process, no JVM yet
+        if (pid is not None and _pid_alive(pid)) or age < ABANDONED_S:
+            return {}
+        try:
+            os.unlink(part)  # its driver died before writing, or the write stopped half-way
+        except OSError:
+            return {}
+    os.makedirs(directory, exist_ok=True)
+    if _first_sighting(os.path.join(directory, key + ".seen")):
+        return {}
+    try:
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return {}
+    with os.fdopen(fd, "wb") as f:
+        f.write(b"deltalog-reserved pid %d\n" % os.getpid())
+    return {"create": part}
+
+
+def driver_java_options(options: Mapping[str, str], requested: Optional[bool] = None,
+                        environ: Mapping[str, str] = os.environ) -> List[str]:
+    """JVM flags to append to ``spark.driver.extraJavaOptions`` (empty: leave the driver as it is)."""
+    if not enabled(requested, environ):
+        return []
+    if "PYSPARK_GATEWAY_PORT" in environ or environ.get("SPARK_REMOTE") or options.get("spark.remote"):
+        return []  # the JVM exists already (spark-submit) or there is none (Spark Connect)
+    if any(flag in options.get("spark.driver.extraJavaOptions", "") for flag in _OWN_FLAGS):
+        return []  # the user manages class-data sharing
+    try:
+        from pyspark import SparkContext
+        if getattr(SparkContext, "_gateway", None) is not None:
+            return []  # this process' driver JVM runs already: its flags are fixed
+        from pyspark.find_spark_home import _find_spark_home
+        spark_home = _find_spark_home()
+    except Exception:  # noqa: BLE001 - no pyspark to launch a JVM: nothing to configure
+        return []
+    home = java_home(environ)
+    version = None if home is None else java_feature_version(home)
+    if home is None or version is None or version < 13:
+        return []
+    try:
+        plan = resolve(archive_dir(environ), class_path_key(home, spark_home, options, environ))
+    except OSError:
+        return []  # read-only or full cache directory: start without an archive
+    if plan.get("use"):
+        return [_flag("-XX:SharedArchiveFile=", plan["use"]), QUIET]
+    if plan.get("create"):
+        return [_flag("-XX:ArchiveClassesAtExit=", plan["create"]), QUIET]
+    return []
+
+
+def _flag(name: str, path: str) -> str:
+    """Spark splits extra Java options like a shell: quote a path with blanks."""
+    return f'"{name}{path}"' if re.search(r"\s", path) else name + path

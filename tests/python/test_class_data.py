@@ -1,0 +1,268 @@
+"""Class-data sharing for the driver JVM: when an archive is used, created or left alone."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from deltalog import _class_data as cd
+from deltalog.session import JAVA_OPTIONS_KEY, configure_spark_with_deltalog
+
+
+def _java_home(tmp_path, version: str) -> str:
+    home = tmp_path / f"jdk-{version}"
+    home.mkdir()
+    (home / "release").write_text(f'IMPLEMENTOR="Test"\nJAVA_VERSION="{version}"\n')
+    return str(home)
+
+
+def _spark_home(tmp_path) -> str:
+    jars = tmp_path / "spark" / "jars"
+    jars.mkdir(parents=True)
+    for name in ("spark-core.jar", "spark-sql.jar"):
+        (jars / name).write_bytes(b"x" * 10)
+    return str(tmp_path / "spark")
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def _age(path, seconds: float) -> None:
+    t = os.stat(path).st_mtime - seconds
+    os.utime(path, (t, t))
+
+
+def _seen_elsewhere(directory, key: str = "k") -> None:
+    """An earlier process (now gone) configured a driver for ``key``."""
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, key + ".seen"), "wb") as f:
+        f.write(b"deltalog-seen pid %d\n" % _dead_pid())
+
+
+def _archive_bytes() -> bytes:
+    return cd.ARCHIVE_MAGIC + b"\0" * 8192
+
+
+@pytest.mark.parametrize("text,expected", [("17.0.15", 17), ("21", 21), ("1.8.0_292", 8), ("11.0.2", 11)])
+def test_java_feature_version_reads_the_release_file(tmp_path, text, expected):
+    assert cd.java_feature_version(_java_home(tmp_path, text)) == expected
+
+
+def test_java_feature_version_is_unknown_without_a_release_file(tmp_path):
+    assert cd.java_feature_version(str(tmp_path)) is None
+
+
+def test_the_first_driver_of_a_key_only_leaves_a_note(tmp_path):
+    assert cd.resolve(str(tmp_path), "k") == {}
+    assert (tmp_path / "k.seen").read_bytes() == b"deltalog-seen pid %d\n" % os.getpid()
+    assert cd.resolve(str(tmp_path), "k") == {}, "the same process again is no second driver"
+    assert not (tmp_path / "k.jsa.part").exists()
+
+
+def test_a_later_driver_reserves_the_archive_and_its_process_may_configure_again(tmp_path):
+    _seen_elsewhere(tmp_path)
+    plan = cd.resolve(str(tmp_path), "k")
+    part = tmp_path / "k.jsa.part"
+    assert plan == {"create": str(part)}
+    assert part.read_bytes() == b"deltalog-reserved pid %d\n" % os.getpid()
+    # a second configure in the same process (no JVM launched yet) keeps the reservation
+    assert cd.resolve(str(tmp_path), "k") == {"create": str(part)}
+
+
+def test_a_live_reservation_of_another_process_leaves_the_driver_alone(tmp_path):
+    part = tmp_path / "k.jsa.part"
+    part.write_bytes(b"deltalog-reserved pid %d\n" % os.getppid())
+    _age(part, 3600)
+    assert cd.resolve(str(tmp_path), "k") == {}
+    assert part.exists()
+
+
+def test_an_abandoned_reservation_is_taken_over(tmp_path):
+    part = tmp_path / "k.jsa.part"
+    part.write_bytes(b"deltalog-reserved pid %d\n" % _dead_pid())
+    _seen_elsewhere(tmp_path)
+    assert cd.resolve(str(tmp_path), "k") == {}, "recent: its JVM may still be writing"
+    _age(part, cd.ABANDONED_S + 1)
+    assert cd.resolve(str(tmp_path), "k") == {"create": str(part)}
+    assert part.read_bytes() == b"deltalog-reserved pid %d\n" % os.getpid()
+
+
+def test_a_half_written_archive_is_never_used(tmp_path):
+    part = tmp_path / "k.jsa.part"
+    part.write_bytes(b"\0" * 100_000)  # the JVM writes the header last
+    _seen_elsewhere(tmp_path)
+    assert cd.resolve(str(tmp_path), "k") == {}
+    _age(part, cd.ABANDONED_S + 1)
+    assert cd.resolve(str(tmp_path), "k") == {"create": str(part)}
+    assert not (tmp_path / "k.jsa").exists()
+
+
+def test_a_complete_archive_is_published_once_settled_then_used(tmp_path):
+    part = tmp_path / "k.jsa.part"
+    part.write_bytes(_archive_bytes())
+    assert cd.resolve(str(tmp_path), "k") == {}, "just written: the JVM may not have closed it"
+    _age(part, cd.SETTLE_S + 1)
+    archive = str(tmp_path / "k.jsa")
+    assert cd.resolve(str(tmp_path), "k") == {"use": archive}
+    assert not part.exists()
+    assert cd.resolve(str(tmp_path), "k") == {"use": archive}
+
+
+def test_publishing_keeps_the_most_recently_used_archives(tmp_path):
+    day = cd.KEEP_USED_S
+    for name, unused_for in [("a", 5 * day), ("b", 4 * day), ("c", 3 * day), ("d", 2 * day), ("e", 60)]:
+        p = tmp_path / f"{name}.jsa"
+        p.write_bytes(_archive_bytes())
+        _age(p, unused_for)
+    assert cd.resolve(str(tmp_path), "a") == {"use": str(tmp_path / "a.jsa")}  # used now: a is the newest
+    part = tmp_path / "new.jsa.part"
+    part.write_bytes(_archive_bytes())
+    _age(part, cd.SETTLE_S + 1)
+    assert cd.resolve(str(tmp_path), "new")["use"].endswith("new.jsa")
+    # kept: new, the two most recently used (a, e), and e anyway (used within a day); b, c, d go
+    assert sorted(p.name for p in tmp_path.glob("*.jsa")) == ["a.jsa", "e.jsa", "new.jsa"]
+
+
+def test_key_follows_the_class_path_and_the_driver_options(tmp_path):
+    home, spark = _java_home(tmp_path, "17.0.15"), _spark_home(tmp_path)
+    env = {"PATH": ""}
+    key = cd.class_path_key(home, spark, {}, env)
+    assert cd.class_path_key(home, spark, {}, env) == key
+    assert cd.class_path_key(home, spark, {"spark.driver.memory": "64g"}, env) != key
+    assert cd.class_path_key(home, spark, {"spark.driver.extraClassPath": "/x.jar"}, env) != key
+    assert cd.class_path_key(home, spark, {}, {"SPARK_DIST_CLASSPATH": "/y"}) != key
+    (tmp_path / "spark" / "jars" / "spark-sql.jar").write_bytes(b"y" * 11)
+    assert cd.class_path_key(home, spark, {}, env) != key
+    (tmp_path / "jdk-17.0.15" / "release").write_text('JAVA_VERSION="17.0.16"\n')
+    assert cd.class_path_key(home, spark, {}, env) != key
+
+
+@pytest.fixture
+def launchable(tmp_path, monkeypatch):
+    """A process that has not started its driver JVM, with a fake Java and cache directory."""
+    from pyspark import SparkContext
+    monkeypatch.setattr(SparkContext, "_gateway", None)
+    env = {"JAVA_HOME": _java_home(tmp_path, "17.0.15"), cd.DIR_ENV: str(tmp_path / "cache"), "PATH": ""}
+    return env
+
+
+def test_driver_options_note_then_reserve_then_use_the_archive(launchable, tmp_path):
+    assert cd.driver_java_options({}, None, launchable) == []
+    (seen,) = (tmp_path / "cache").glob("*.seen")
+    seen.write_bytes(b"deltalog-seen pid %d\n" % _dead_pid())
+    flags = cd.driver_java_options({}, None, launchable)
+    assert len(flags) == 2 and flags[1] == cd.QUIET
+    assert flags[0].startswith("-XX:ArchiveClassesAtExit=") and flags[0].endswith(".jsa.part")
+    part = flags[0].split("=", 1)[1]
+    with open(part, "wb") as f:
+        f.write(_archive_bytes())
+    _age(part, cd.SETTLE_S + 1)
+    assert cd.driver_java_options({}, None, launchable) == [f"-XX:SharedArchiveFile={part[:-5]}", cd.QUIET]
+
+
+@pytest.mark.parametrize("why", ["switch", "argument", "old java", "user flags", "gateway env", "connect"])
+def test_driver_options_stay_empty_when_sharing_cannot_or_must_not_apply(launchable, tmp_path, why):
+    env, options, requested = dict(launchable), {}, None
+    if why == "switch":
+        env[cd.SWITCH_ENV] = "0"
+    elif why == "argument":
+        requested = False
+    elif why == "old java":
+        env["JAVA_HOME"] = _java_home(tmp_path, "11.0.2")
+    elif why == "user flags":
+        options[JAVA_OPTIONS_KEY] = "-Xshare:off"
+    elif why == "gateway env":
+        env["PYSPARK_GATEWAY_PORT"] = "4040"
+    elif why == "connect":
+        options["spark.remote"] = "sc://localhost"
+    assert cd.driver_java_options(options, requested, env) == []
+    assert not (tmp_path / "cache").exists(), "nothing reserved"
+
+
+def test_driver_options_stay_empty_once_the_driver_runs(tmp_path, monkeypatch):
+    from pyspark import SparkContext
+    monkeypatch.setattr(SparkContext, "_gateway", object())
+    env = {"JAVA_HOME": _java_home(tmp_path, "17.0.15"), cd.DIR_ENV: str(tmp_path / "cache")}
+    assert cd.driver_java_options({}, None, env) == []
+
+
+def test_a_cache_directory_that_cannot_be_written_starts_without_sharing(launchable, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    env = dict(launchable, **{cd.DIR_ENV: str(blocker / "sub")})
+    assert cd.driver_java_options({}, None, env) == []
+
+
+def _key(env, options=None) -> str:
+    from pyspark.find_spark_home import _find_spark_home
+    return cd.class_path_key(cd.java_home(env), _find_spark_home(), options or {}, env)
+
+
+def test_paths_with_blanks_are_quoted_for_spark(launchable, tmp_path):
+    env = dict(launchable, **{cd.DIR_ENV: str(tmp_path / "my cache")})
+    _seen_elsewhere(tmp_path / "my cache", _key(env))
+    flag = cd.driver_java_options({}, None, env)[0]
+    assert flag.startswith('"-XX:ArchiveClassesAtExit=') and flag.endswith('.jsa.part"')
+
+
+def test_configure_appends_the_flags_to_the_users_java_options_once(launchable, monkeypatch, tmp_path):
+    from pyspark.sql import SparkSession
+    for k, v in launchable.items():
+        monkeypatch.setenv(k, v)
+    _seen_elsewhere(tmp_path / "cache", _key(launchable, {JAVA_OPTIONS_KEY: "-Dmy.flag=1"}))
+    b = SparkSession.builder.config(JAVA_OPTIONS_KEY, "-Dmy.flag=1")
+    b = configure_spark_with_deltalog(configure_spark_with_deltalog(b, jar_path="/j.jar"), jar_path="/j.jar")
+    opts = b._options[JAVA_OPTIONS_KEY].split()
+    assert opts[0] == "-Dmy.flag=1" and opts[2] == cd.QUIET
+    assert opts[1].startswith("-XX:ArchiveClassesAtExit=") and len(opts) == 3
+    b2 = configure_spark_with_deltalog(SparkSession.builder.config(JAVA_OPTIONS_KEY, "-Dx=2"),
+                                       jar_path="/j.jar", class_sharing=False)
+    assert b2._options[JAVA_OPTIONS_KEY] == "-Dx=2"
+
+
+DRIVER = r"""
+import os, sys
+from pyspark.sql import SparkSession
+from deltalog import configure_spark_with_deltalog
+b = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+     .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
+spark = configure_spark_with_deltalog(b, jar_path=os.environ.get("DELTALOG_JAR")).getOrCreate()
+print("OPTIONS", spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", ""))
+spark.range(5).write.format("deltalog").mode("overwrite").save(sys.argv[1])
+print("ROWS", spark.read.format("deltalog").load(sys.argv[1]).count())
+"""
+
+
+def _drive(tmp_path, env) -> str:
+    r = subprocess.run([sys.executable, "-c", DRIVER, str(tmp_path / "table")], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "ROWS 5" in r.stdout
+    return next(line for line in r.stdout.splitlines() if line.startswith("OPTIONS"))
+
+
+def test_a_real_driver_writes_the_archive_and_the_next_driver_loads_spark_from_it(tmp_path):
+    """Two Spark drivers in turn: the first dumps its classes when it exits, the second maps them
+    (the JVM's own class-loading log names the archive as the source of Spark's classes)."""
+    cache = tmp_path / "cache"
+    env = dict(os.environ, **{cd.DIR_ENV: str(cache), "SPARK_LOCAL_IP": "127.0.0.1"})
+    env.pop(cd.SWITCH_ENV, None)
+    _seen_elsewhere(cache, _key(env))  # not the machine's first driver: this one records
+    first = _drive(tmp_path, env)
+    assert "-XX:ArchiveClassesAtExit=" in first and cd.QUIET in first
+    part = next(iter(cache.glob("*.jsa.part")))
+    deadline = time.time() + 120
+    while not cd._complete(str(part)) and time.time() < deadline:  # the JVM writes it as it exits
+        time.sleep(0.5)
+    assert cd._complete(str(part)), "the first driver left no archive"
+    _age(part, cd.SETTLE_S + 1)  # complete: the JVM has written its header last
+    log = tmp_path / "classes.log"
+    second = _drive(tmp_path, dict(env, JAVA_TOOL_OPTIONS=f"-Xlog:class+load=info:file={log}"))
+    assert f"-XX:SharedArchiveFile={part.with_suffix('')}" in second
+    shared = [line for line in log.read_text(errors="replace").splitlines()
+              if "source: shared objects file (top)" in line and " org.apache.spark." in line]
+    assert len(shared) > 1000, f"{len(shared)} Spark classes came from the archive"
