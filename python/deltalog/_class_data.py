@@ -82,6 +82,12 @@ def java_feature_version(home: str) -> Optional[int]:
     return int(m.group(2) or 0) if major == 1 else major
 
 
+def has_base_archive(home: str) -> bool:
+    """A HotSpot JDK with its default CDS archive, which a dynamic archive is layered on (OpenJ9
+    and builds without CDS have none)."""
+    return os.path.isfile(os.path.join(home, "lib", "server", "classes.jsa"))
+
+
 def class_path_key(home: str, spark_home: str, options: Mapping[str, str],
                    environ: Mapping[str, str] = os.environ) -> str:
     """Hash of everything the archive depends on that can be read without starting a JVM."""
@@ -248,7 +254,7 @@ def driver_java_options(options: Mapping[str, str], requested: Optional[bool] = 
         return []
     home = java_home(environ)
     version = None if home is None else java_feature_version(home)
-    if home is None or version is None or version < 13:
+    if home is None or version is None or version < 13 or not has_base_archive(home):
         return []
     try:
         plan = resolve(archive_dir(environ), class_path_key(home, spark_home, options, environ))

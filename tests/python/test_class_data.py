@@ -12,7 +12,8 @@ from deltalog.session import JAVA_OPTIONS_KEY, configure_spark_with_deltalog
 
 def _java_home(tmp_path, version: str) -> str:
     home = tmp_path / f"jdk-{version}"
-    home.mkdir()
+    (home / "lib" / "server").mkdir(parents=True)
+    (home / "lib" / "server" / "classes.jsa").write_bytes(b"base")
     (home / "release").write_text(f'IMPLEMENTOR="Test"\nJAVA_VERSION="{version}"\n')
     return str(home)
 
@@ -164,7 +165,8 @@ def test_driver_options_note_then_reserve_then_use_the_archive(launchable, tmp_p
     assert cd.driver_java_options({}, None, launchable) == [f"-XX:SharedArchiveFile={part[:-5]}", cd.QUIET]
 
 
-@pytest.mark.parametrize("why", ["switch", "argument", "old java", "user flags", "gateway env", "connect"])
+@pytest.mark.parametrize("why", ["switch", "argument", "old java", "no base archive", "user flags", "gateway env",
+                                 "connect"])
 def test_driver_options_stay_empty_when_sharing_cannot_or_must_not_apply(launchable, tmp_path, why):
     env, options, requested = dict(launchable), {}, None
     if why == "switch":
@@ -173,6 +175,8 @@ def test_driver_options_stay_empty_when_sharing_cannot_or_must_not_apply(launcha
         requested = False
     elif why == "old java":
         env["JAVA_HOME"] = _java_home(tmp_path, "11.0.2")
+    elif why == "no base archive":
+        os.unlink(os.path.join(env["JAVA_HOME"], "lib", "server", "classes.jsa"))
     elif why == "user flags":
         options[JAVA_OPTIONS_KEY] = "-Xshare:off"
     elif why == "gateway env":
