@@ -110,7 +110,8 @@ def class_path_key(home: str, spark_home: str, options: Mapping[str, str],
         put(os.path.basename(jar), st.st_size, st.st_mtime_ns)
     for k in ("spark.driver.extraClassPath", "spark.driver.extraJavaOptions", "spark.driver.memory"):
         put(k, options.get(k))
-    for k in ("SPARK_HOME", "SPARK_CONF_DIR", "SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR"):
+    for k in ("SPARK_HOME", "SPARK_CONF_DIR", "SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR",
+              "PYSPARK_SUBMIT_ARGS"):
         put(k, environ.get(k))
     put("spark_home", os.path.realpath(spark_home))
     return h.hexdigest()[:24]
@@ -238,8 +239,8 @@ def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, 
 def driver_java_options(options: Mapping[str, str], requested: Optional[bool] = None,
                         environ: Mapping[str, str] = os.environ) -> List[str]:
     """JVM flags to append to ``spark.driver.extraJavaOptions`` (empty: leave the driver as it is)."""
-    if not enabled(requested, environ):
-        return []
+    if not enabled(requested, environ) or os.name != "posix":
+        return []  # (liveness checks use kill(pid, 0), which is POSIX: on Windows it terminates)
     if "PYSPARK_GATEWAY_PORT" in environ or environ.get("SPARK_REMOTE") or options.get("spark.remote"):
         return []  # the JVM exists already (spark-submit) or there is none (Spark Connect)
     if any(flag in options.get("spark.driver.extraJavaOptions", "") for flag in _OWN_FLAGS):

@@ -136,6 +136,7 @@ def test_key_follows_the_class_path_and_the_driver_options(tmp_path):
     assert cd.class_path_key(home, spark, {"spark.driver.memory": "64g"}, env) != key
     assert cd.class_path_key(home, spark, {"spark.driver.extraClassPath": "/x.jar"}, env) != key
     assert cd.class_path_key(home, spark, {}, {"SPARK_DIST_CLASSPATH": "/y"}) != key
+    assert cd.class_path_key(home, spark, {}, {"PYSPARK_SUBMIT_ARGS": "--driver-memory 40g pyspark-shell"}) != key
     (tmp_path / "spark" / "jars" / "spark-sql.jar").write_bytes(b"y" * 11)
     assert cd.class_path_key(home, spark, {}, env) != key
     (tmp_path / "jdk-17.0.15" / "release").write_text('JAVA_VERSION="17.0.16"\n')
