@@ -48,7 +48,7 @@ DELTA_SPARK_COORDS = "io.delta:delta-spark_4.2_2.13:4.4.0"
 
 
 S8_WARM_S = 3.0        # warm-up by time (as benchmarks/run.py; longer: Spark plans take hundreds of runs to compile)
-S8_WARM_MAX_RUNS = 300  # a driver plans faster as the JIT compiles Spark's planner and ours (~300 plans)
+S8_WARM_MAX_RUNS = 300  # a driver plans faster as the JIT compiles Spark's planner and ours (~200 plans)
 
 
 def median_time(fn: Callable[[], Any], runs: int, warmup: int = 1) -> Tuple[float, Any]:

@@ -127,6 +127,12 @@ class LogStoreSuite {
     assertEquals("hello", store.readAll(new Path(log, "b.bin")))
     assertTrue(store.exists(new Path(log, "b.bin")))
     assertFalse(store.exists(new Path(log, "c.bin")))
+    // a missing file is a FileNotFoundException, as through Hadoop (callers treat it as "absent")
+    val e = assertThrows(classOf[java.io.FileNotFoundException], () => store.readBytes(new Path(log, "c.bin")))
+    assertTrue(e.getMessage.contains("c.bin"), e.getMessage)
+    assertThrows(classOf[java.io.FileNotFoundException], () => store.readAll(new Path(log, "c.bin")))
+    // through a file: URI too
+    assertArrayEquals(bytes("hello"), store.readBytes(new Path(new Path(log, "b.bin").toUri.toString)))
   }
 
   @Test def writeAtomicallyCreatesAndLeavesNoTemp(): Unit = {
