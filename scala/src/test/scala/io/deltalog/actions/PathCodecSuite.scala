@@ -72,6 +72,24 @@ class PathCodecSuite {
     Seq("a%20b", "a b", "a:b", "s3://b/k", "file:/x", "ü", "a#b").foreach(p => assertFalse(PathCodec.isPlain(p), p))
   }
 
+  @Test def wordTestAcceptsExactlyLettersDigitsAndDotDashSlashUnderscore(): Unit = {
+    // every ASCII byte in every position, the others a letter: the word-at-a-time test must agree
+    // with the per-character definition of the subset
+    val common = (('a' to 'z') ++ ('A' to 'Z') ++ ('0' to '9') ++ "._/-").toSet
+    for (pos <- 0 until 8; b <- 0 until 128) {
+      val bytes = Array.fill[Byte](8)('k'.toByte)
+      bytes(pos) = b.toByte
+      val w = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong
+      assertEquals(common(b.toChar), PathCodec.commonWord(w), s"byte $b at $pos")
+    }
+    val rnd = new scala.util.Random(5)
+    for (_ <- 0 until 20000) {
+      val bytes = Array.fill[Byte](8)(rnd.nextInt(128).toByte)
+      val w = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong
+      assertEquals(bytes.forall(b => common(b.toChar)), PathCodec.commonWord(w), bytes.mkString(","))
+    }
+  }
+
   @Test def plainPathHashOfBytesEqualsHashOfTheString(): Unit = {
     val rnd = new scala.util.Random(3)
     val chars = ('a' to 'z') ++ ('0' to '9') ++ "-_.!~*'();@&=+$,/=".toSeq

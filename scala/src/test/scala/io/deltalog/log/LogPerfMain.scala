@@ -14,7 +14,7 @@ import org.apache.hadoop.conf.Configuration
  *
  * Modes: `s1`, `s2`, `s3`, `s4`, `arrow` (the benchmark cases); `s3x`, `s3json`, `s3parts`,
  * `pmonly`, `pmck` (pieces of the metadata-only open); `s2open`, `s2list`, `s2pm`, `s2state` (replay only; `s2astate` table (a) only),
- * `s2parse` (commit parsing only) (pieces of a JSON-only open); `s1m` (1M checkpoint load only); `s1h` (100k checkpoint load only); `keyset` (FileKeySet lookups vs a HashSet); `digest` (SHA-256 of the loaded live files in
+ * `s2parse` (commit parsing only) (pieces of a JSON-only open); `s1m` (1M checkpoint load only); `s1h` / `s1h10` (100k checkpoint load only, + 0 / + 10 commits); `keyset` (FileKeySet lookups vs a HashSet); `digest` (SHA-256 of the loaded live files in
  * state order, to compare two builds). Each line prints the median and minimum wall time, the
  * median process CPU time (all threads, GC included), the median and minimum CPU time of the Java
  * threads (GC excluded, finer grained) and the median GC time of `runs` runs after two warm-ups.
@@ -131,6 +131,9 @@ object LogPerfMain {
     }
     if (what("s1h")) {
       for (n <- Seq("ckpt-c1000-n100000-g1-after0")) bench(s"S1 $n", runs) { open(t(n)).state.numFiles }
+    }
+    if (what("s1h10")) {
+      for (n <- Seq("ckpt-c1000-n100000-g1-after10")) bench(s"S1 $n", runs) { open(t(n)).state.numFiles }
     }
     if (what("s1m")) {
       for (n <- Seq("ckpt-c100-n1000000-g1-after0")) bench(s"S1 $n", runs) { open(t(n)).state.numFiles }
