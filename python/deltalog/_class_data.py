@@ -82,6 +82,21 @@ def java_feature_version(home: str) -> Optional[int]:
     return int(m.group(2) or 0) if major == 1 else major
 
 
+def java_options_set_elsewhere(spark_home: str, environ: Mapping[str, str] = os.environ) -> bool:
+    """True when the driver's Java options come from ``spark-defaults.conf`` or
+    ``PYSPARK_SUBMIT_ARGS``: a value set through the builder would replace (not extend) the
+    first, and be replaced by the second."""
+    args = environ.get("PYSPARK_SUBMIT_ARGS", "")
+    if "--driver-java-options" in args or "spark.driver.extraJavaOptions" in args:
+        return True
+    conf_dir = environ.get("SPARK_CONF_DIR") or os.path.join(spark_home, "conf")
+    try:
+        with open(os.path.join(conf_dir, "spark-defaults.conf"), encoding="utf-8", errors="replace") as f:
+            return any(re.match(r"\s*spark\.driver\.extraJavaOptions[\s=:]", line) for line in f)
+    except OSError:
+        return False
+
+
 def has_base_archive(home: str) -> bool:
     """A HotSpot JDK with its default CDS archive, which a dynamic archive is layered on (OpenJ9
     and builds without CDS have none)."""
@@ -253,6 +268,8 @@ def driver_java_options(options: Mapping[str, str], requested: Optional[bool] = 
         spark_home = _find_spark_home()
     except Exception:  # noqa: BLE001 - no pyspark to launch a JVM: nothing to configure
         return []
+    if java_options_set_elsewhere(spark_home, environ):
+        return []  # our --conf would replace the user's options from spark-defaults.conf
     home = java_home(environ)
     version = None if home is None else java_feature_version(home)
     if home is None or version is None or version < 13 or not has_base_archive(home):

@@ -167,7 +167,7 @@ def test_driver_options_note_then_reserve_then_use_the_archive(launchable, tmp_p
 
 
 @pytest.mark.parametrize("why", ["switch", "argument", "old java", "no base archive", "user flags", "gateway env",
-                                 "connect"])
+                                 "connect", "spark-defaults.conf", "submit args"])
 def test_driver_options_stay_empty_when_sharing_cannot_or_must_not_apply(launchable, tmp_path, why):
     env, options, requested = dict(launchable), {}, None
     if why == "switch":
@@ -184,8 +184,25 @@ def test_driver_options_stay_empty_when_sharing_cannot_or_must_not_apply(launcha
         env["PYSPARK_GATEWAY_PORT"] = "4040"
     elif why == "connect":
         options["spark.remote"] = "sc://localhost"
+    elif why == "spark-defaults.conf":  # a builder value would replace it: leave the options alone
+        conf = tmp_path / "conf"
+        conf.mkdir()
+        (conf / "spark-defaults.conf").write_text("spark.master local\nspark.driver.extraJavaOptions -Dsite=1\n")
+        env["SPARK_CONF_DIR"] = str(conf)
+    elif why == "submit args":
+        env["PYSPARK_SUBMIT_ARGS"] = "--driver-java-options -Dx=1 pyspark-shell"
     assert cd.driver_java_options(options, requested, env) == []
     assert not (tmp_path / "cache").exists(), "nothing reserved"
+
+
+def test_other_spark_defaults_do_not_stop_sharing(launchable, tmp_path):
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "spark-defaults.conf").write_text("# spark.driver.extraJavaOptions -Dcommented=1\n"
+                                              "spark.driver.extraClassPath /x.jar\n")
+    env = dict(launchable, SPARK_CONF_DIR=str(conf))
+    assert not cd.java_options_set_elsewhere("/nowhere", env)
+    assert cd.java_options_set_elsewhere("/nowhere", dict(env, PYSPARK_SUBMIT_ARGS="--conf spark.driver.extraJavaOptions=-Dy pyspark-shell"))
 
 
 def test_driver_options_stay_empty_once_the_driver_runs(tmp_path, monkeypatch):
