@@ -3,8 +3,9 @@
 A Spark driver loads ~14,000 classes from jars before it can open a table; the JVM spends most of
 a session's start and of the first table open defining them. Java 13+ can dump the classes one
 driver loaded into an archive (``-XX:ArchiveClassesAtExit``) and map it into the next driver
-(``-XX:SharedArchiveFile``): session start 4.7 s -> 2.9 s and the first open of a 100k-file table
-0.5 s -> 0.17 s on the benchmark machine (``benchmarks/RESULTS.md``).
+(``-XX:SharedArchiveFile``): on the benchmark machine session start 4.5 s -> 3.0 s, the first
+``forPath`` of a 100k-file table 0.5 s -> 0.17 s and open + live files as Arrow 0.59 s -> 0.35 s
+(``benchmarks/RESULTS.md``, fresh-process rows).
 
 ``driver_java_options`` returns the flags for ``spark.driver.extraJavaOptions``:
 
@@ -13,7 +14,7 @@ driver loaded into an archive (``-XX:ArchiveClassesAtExit``) and map it into the
   ``<key>.jsa.part`` (exclusive create, holds our pid) and the JVM writes the archive there when
   it exits; the JVM writes the header last, so a file whose header is complete is a complete
   archive, and the next configure renames it to ``<key>.jsa``. Recording the classes slows that
-  one driver down (start 4.7 -> 8 s), so the very first driver of a key only leaves a note
+  one driver down (start 4.5 -> 7-8 s, first load 0.6 -> 1.4 s), so the very first driver of a key only leaves a note
   (``<key>.seen``): a machine that starts one driver and is thrown away never pays for it;
 * another live process holds the reservation, or the JVM may still be writing -> no flags.
 
