@@ -267,7 +267,7 @@ def driver_java_options(options: Mapping[str, str], requested: Optional[bool] = 
             return []  # this process' driver JVM runs already: its flags are fixed
         from pyspark.find_spark_home import _find_spark_home
         spark_home = _find_spark_home()
-    except Exception:  # noqa: BLE001 - no pyspark to launch a JVM: nothing to configure
+    except (Exception, SystemExit):  # noqa: BLE001 - no pyspark (or no SPARK_HOME: pyspark exits)
         return []
     if java_options_set_elsewhere(spark_home, environ):
         return []  # our --conf would replace the user's options from spark-defaults.conf

@@ -288,3 +288,12 @@ def test_a_real_driver_writes_the_archive_and_the_next_driver_loads_spark_from_i
     shared = [line for line in log.read_text(errors="replace").splitlines()
               if "source: shared objects file (top)" in line and " org.apache.spark." in line]
     assert len(shared) > 1000, f"{len(shared)} Spark classes came from the archive"
+
+
+def test_no_spark_home_leaves_the_driver_alone_instead_of_exiting(launchable, monkeypatch):
+    import pyspark.find_spark_home as fsh
+
+    def missing():
+        raise SystemExit(-1)  # what pyspark does when it finds no SPARK_HOME
+    monkeypatch.setattr(fsh, "_find_spark_home", missing)
+    assert cd.driver_java_options({}, None, launchable) == []
