@@ -69,13 +69,18 @@ def java_home(environ: Mapping[str, str] = os.environ) -> Optional[str]:
     return os.path.dirname(os.path.dirname(os.path.realpath(exe)))
 
 
-def java_feature_version(home: str) -> Optional[int]:
-    """Major version from ``<home>/release`` (``JAVA_VERSION="17.0.15"``); None when unknown."""
+def java_release(home: str) -> str:
+    """The text of ``<home>/release`` ("" when missing)."""
     try:
         with open(os.path.join(home, "release"), encoding="utf-8", errors="replace") as f:
-            text = f.read()
+            return f.read()
     except OSError:
-        return None
+        return ""
+
+
+def java_feature_version(home: str, release: Optional[str] = None) -> Optional[int]:
+    """Major version from ``<home>/release`` (``JAVA_VERSION="17.0.15"``); None when unknown."""
+    text = java_release(home) if release is None else release
     m = re.search(r'^JAVA_VERSION="(\d+)(?:\.(\d+))?', text, re.M)
     if m is None:
         return None
@@ -105,19 +110,14 @@ def has_base_archive(home: str) -> bool:
 
 
 def class_path_key(home: str, spark_home: str, options: Mapping[str, str],
-                   environ: Mapping[str, str] = os.environ) -> str:
+                   environ: Mapping[str, str] = os.environ, release: Optional[str] = None) -> str:
     """Hash of everything the archive depends on that can be read without starting a JVM."""
     h = hashlib.sha256()
 
     def put(*parts: object) -> None:
         h.update(repr(parts).encode("utf-8", "surrogateescape"))
         h.update(b"\n")
-    try:
-        with open(os.path.join(home, "release"), "rb") as f:
-            h.update(f.read())
-    except OSError:
-        pass
-    put("java", home)
+    put("java", home, java_release(home) if release is None else release)
     for jar in sorted(glob.glob(os.path.join(spark_home, "jars", "*"))):
         try:
             st = os.stat(jar)
@@ -143,13 +143,19 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _reservation_pid(path: str) -> Optional[int]:
+def _note(kind: bytes) -> bytes:
+    """A pid note: ``deltalog-<kind> pid <this process>``."""
+    return b"deltalog-%s pid %d\n" % (kind, os.getpid())
+
+
+def _noted_pid(path: str, kind: bytes) -> Optional[int]:
+    """The pid of a note of ``kind`` in ``path``; None when missing or something else."""
     try:
         with open(path, "rb") as f:
-            head = f.read(32)
+            head = f.read(40)
     except OSError:
         return None
-    m = re.match(rb"deltalog-reserved pid (\d+)\n", head)
+    m = re.match(rb"deltalog-" + kind + rb" pid (\d+)\n", head)
     return int(m.group(1)) if m else None
 
 
@@ -164,17 +170,12 @@ def _complete(path: str) -> bool:
 def _first_sighting(seen: str) -> bool:
     """True (and recorded) unless an earlier process configured a driver for this key: a machine
     that starts a driver once (a throw-away container) never pays for writing an archive."""
-    m = None
-    try:
-        with open(seen, "rb") as f:
-            m = re.match(rb"deltalog-seen pid (\d+)\n", f.read(40))
-    except OSError:
-        pass
-    if m is not None:
-        return int(m.group(1)) == os.getpid()
+    pid = _noted_pid(seen, b"seen")
+    if pid is not None:
+        return pid == os.getpid()
     tmp = f"{seen}.{os.getpid()}.tmp"
     with open(tmp, "wb") as f:
-        f.write(b"deltalog-seen pid %d\n" % os.getpid())
+        f.write(_note(b"seen"))
     os.replace(tmp, seen)
     return True
 
@@ -231,7 +232,7 @@ def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, 
                 return {}
             _prune(directory, archive, now)
             return {"use": _used(archive)}
-        pid = _reservation_pid(part)
+        pid = _noted_pid(part, b"reserved")
         if pid == os.getpid():
             return {"create": part}  # reserved by an earlier configure of this process, no JVM yet
         if (pid is not None and _pid_alive(pid)) or age < ABANDONED_S:
@@ -248,7 +249,7 @@ def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, 
     except FileExistsError:
         return {}
     with os.fdopen(fd, "wb") as f:
-        f.write(b"deltalog-reserved pid %d\n" % os.getpid())
+        f.write(_note(b"reserved"))
     return {"create": part}
 
 
@@ -272,11 +273,12 @@ def driver_java_options(options: Mapping[str, str], requested: Optional[bool] = 
     if java_options_set_elsewhere(spark_home, environ):
         return []  # our --conf would replace the user's options from spark-defaults.conf
     home = java_home(environ)
-    version = None if home is None else java_feature_version(home)
+    release = "" if home is None else java_release(home)
+    version = None if home is None else java_feature_version(home, release)
     if home is None or version is None or version < 13 or not has_base_archive(home):
         return []
     try:
-        plan = resolve(archive_dir(environ), class_path_key(home, spark_home, options, environ))
+        plan = resolve(archive_dir(environ), class_path_key(home, spark_home, options, environ, release))
     except OSError:
         return []  # read-only or full cache directory: start without an archive
     if plan.get("use"):

@@ -129,14 +129,9 @@ object LogPerfMain {
         var n = 0; paths.foreach(b => if (ks.contains(b, 0, b.length, FileKeySet.hash(b, 0, b.length))) n += 1); n
       }
     }
-    if (what("s1h")) {
-      for (n <- Seq("ckpt-c1000-n100000-g1-after0")) bench(s"S1 $n", runs) { open(t(n)).state.numFiles }
-    }
-    if (what("s1h10")) {
-      for (n <- Seq("ckpt-c1000-n100000-g1-after10")) bench(s"S1 $n", runs) { open(t(n)).state.numFiles }
-    }
-    if (what("s1m")) {
-      for (n <- Seq("ckpt-c100-n1000000-g1-after0")) bench(s"S1 $n", runs) { open(t(n)).state.numFiles }
+    for ((mode, n) <- Seq("s1h" -> "ckpt-c1000-n100000-g1-after0", "s1h10" -> "ckpt-c1000-n100000-g1-after10",
+        "s1m" -> "ckpt-c100-n1000000-g1-after0") if what(mode)) {
+      bench(s"S1 $n", runs) { open(t(n)).state.numFiles }
     }
     if (what("digest")) {
       for (n <- Seq("ckpt-c1000-n100000-g1-after0", "ckpt-c100-n1000000-g1-after10", "ckpt-c100-n10000-p-g1-after10",
