@@ -18,7 +18,9 @@ import scala.util.control.NonFatal
  * order changes and no class-initialisation lock is taken by two threads in opposite orders.
  * The names come from the resource [[ListResource]] (one binary class name per line, `#`
  * comments), written by `make preload-list` from a class-load log of a first open; a name that
- * no longer exists is skipped. Runs at most once per JVM; `-Ddeltalog.preload=false` disables it.
+ * no longer exists is skipped. Then the same thread runs [[ReplayWarmup]] (the JIT's share of a
+ * first open). Runs at most once per JVM, started by the session extension when the session is
+ * created (else by the first `TableApi` use); `-Ddeltalog.preload=false` disables both.
  */
 object ClassPreload {
   val ListResource = "/io/deltalog/preload-classes.txt"
@@ -27,6 +29,7 @@ object ClassPreload {
   @volatile private var loaded = 0
   @volatile private var missing = 0
   @volatile private var finished = false
+  @volatile private var warmup: Either[String, ReplayWarmup.Outcome] = Left("not run")
 
   /** Starts the preload thread (once per JVM); false when it already ran or is disabled. */
   def start(): Boolean = {
@@ -40,7 +43,10 @@ object ClassPreload {
   }
 
   /** Classes loaded and names not found so far, and whether the thread is done (tests, diagnostics). */
-  def status: String = s"loaded=$loaded missing=$missing finished=$finished"
+  def status: String = s"loaded=$loaded missing=$missing finished=$finished warmup=$warmupStatus"
+
+  /** The [[ReplayWarmup]] run after the class list: its outcome, or why it did not run/failed. */
+  def warmupStatus: Either[String, ReplayWarmup.Outcome] = warmup
 
   def loadedCount: Int = loaded
   def missingCount: Int = missing
@@ -56,7 +62,7 @@ object ClassPreload {
     finally r.close()
   }
 
-  private def run(loader: ClassLoader): Unit =
+  private def run(loader: ClassLoader): Unit = {
     listedNames.foreach { name =>
       try { Class.forName(name, false, loader); loaded += 1 }
       catch {
@@ -64,4 +70,11 @@ object ClassPreload {
         case NonFatal(_) => missing += 1
       }
     }
+    warmup =
+      if (!ReplayWarmup.enabled) Left(s"off (deltalog.warmup=${System.getProperty("deltalog.warmup", "auto")}, " +
+        s"${Runtime.getRuntime.availableProcessors()} processors)")
+      else try Right(ReplayWarmup.run()) catch {
+        case e @ (NonFatal(_) | _: LinkageError) => Left(e.toString)
+      }
+  }
 }

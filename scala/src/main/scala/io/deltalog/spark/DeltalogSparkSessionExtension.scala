@@ -12,6 +12,9 @@ import org.apache.spark.sql.SparkSessionExtensions
 class DeltalogSparkSessionExtension extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     SparkVersionCheck.assertSupported(org.apache.spark.SPARK_VERSION)
+    // The first table open of this driver: its classes loaded and its code compiled while the
+    // session is still being created.
+    io.deltalog.api.ClassPreload.start()
     extensions.injectParser((_, parser) => new DeltalogSqlParser(parser))
   }
 }
