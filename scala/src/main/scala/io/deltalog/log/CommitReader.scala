@@ -277,42 +277,90 @@ object CommitReader {
 
   /**
    * Which lines of a commit [[CommitReader.readProtocolAndMetadata]] parses: a line is skipped
-   * only when its bytes prove it holds none of the wanted actions, i.e. it contains none of the
-   * quoted names (a JSON key `"protocol"` can only appear literally, since quotes inside strings
-   * are escaped) and no backslash-u escape (a key could be spelled with escapes). Skipped lines are not
-   * validated; the full replay still parses them.
+   * only when its bytes prove it holds none of the wanted actions. That is the case when
+   *  - it starts exactly `{"add":{` or `{"remove":{`: an add or remove whatever follows (a second
+   *    known action on the line makes the full reading reject the line, see [[recover]]; the
+   *    metadata-only path does not validate file actions either), or
+   *  - it contains none of the quoted names (a JSON key `"protocol"` can only appear literally,
+   *    since quotes inside strings are escaped) and no backslash-u escape (a key could be spelled
+   *    with escapes).
+   * Skipped lines are not validated; the full replay still parses them.
    */
   final class LineFilter private[CommitReader] (names: Seq[String]) {
-    private val needles: Array[String] = (names.map(n => "\"" + n + "\"") :+ "\\u").toArray
+    private val needles: Array[Array[Byte]] =
+      (names.map(n => "\"" + n + "\"") :+ "\\u").map(_.getBytes(StandardCharsets.US_ASCII)).toArray
 
     /**
-     * Start offsets of the lines of `bytes(0 until len)` that contain a needle, ascending. The
-     * text is searched as Latin-1 with `String.indexOf` (a vectorised intrinsic): most commits
-     * hold no needle at all and cost a few fast scans.
+     * Start offsets of the lines of `bytes(0 until len)` that may hold a wanted action, ascending.
+     * Line ends are found 8 bytes at a time; most lines of a commit are file actions, recognised
+     * by their first bytes, and the few others are searched for the needles.
      */
     def candidateLines(bytes: Array[Byte], len: Int): Array[Int] = {
-      val text = new String(bytes, 0, len, StandardCharsets.ISO_8859_1)
-      var starts: java.util.TreeSet[Integer] = null
+      val words = ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+      var out: Array[Int] = null
+      var n = 0
+      var s = 0
+      while (s < len) {
+        val head = LineFilter.fileActionHead(bytes, s, len)
+        val end = LineFilter.lineEnd(words, bytes, s + head, len)
+        if (head == 0 && containsNeedle(bytes, s, end)) {
+          if (out == null) out = new Array[Int](4) else if (n == out.length) out = java.util.Arrays.copyOf(out, n * 2)
+          out(n) = s
+          n += 1
+        }
+        s = end + 1
+      }
+      if (out == null) Array.emptyIntArray else java.util.Arrays.copyOf(out, n)
+    }
+
+    private def containsNeedle(bytes: Array[Byte], from: Int, until: Int): Boolean = {
       var k = 0
       while (k < needles.length) {
-        var p = text.indexOf(needles(k))
-        while (p >= 0) {
-          val lineStart = text.lastIndexOf('\n', p) + 1
-          if (starts == null) starts = new java.util.TreeSet[Integer]()
-          starts.add(lineStart)
-          val next = text.indexOf('\n', p)
-          p = if (next < 0) -1 else text.indexOf(needles(k), next + 1)
+        val needle = needles(k)
+        val last = until - needle.length
+        var i = from
+        while (i <= last) {
+          if (bytes(i) == needle(0) && java.util.Arrays.equals(bytes, i, i + needle.length, needle, 0, needle.length)) return true
+          i += 1
         }
         k += 1
       }
-      if (starts == null) Array.emptyIntArray
-      else {
-        val out = new Array[Int](starts.size)
-        val it = starts.iterator()
-        var i = 0
-        while (it.hasNext) { out(i) = it.next().intValue; i += 1 }
-        out
+      false
+    }
+  }
+
+  private[log] object LineFilter {
+    private val AddHead = "{\"add\":{".getBytes(StandardCharsets.US_ASCII)
+    private val RemoveHead = "{\"remove\":{".getBytes(StandardCharsets.US_ASCII)
+    private val Ones = 0x0101010101010101L
+    private val HighBits = 0x8080808080808080L
+    private val Newlines = 0x0A0A0A0A0A0A0A0AL
+
+    /** Length of the add / remove head the line at `s` starts with, else 0. */
+    def fileActionHead(bytes: Array[Byte], s: Int, len: Int): Int =
+      if (startsWith(bytes, s, len, AddHead)) AddHead.length
+      else if (startsWith(bytes, s, len, RemoveHead)) RemoveHead.length
+      else 0
+
+    private def startsWith(bytes: Array[Byte], s: Int, len: Int, head: Array[Byte]): Boolean =
+      s + head.length <= len && java.util.Arrays.equals(bytes, s, s + head.length, head, 0, head.length)
+
+    /**
+     * Index of the first `\n` in `bytes(from until len)`, or `len`. Words of 8 bytes (little-endian,
+     * so the lowest flagged byte is the first in the text) are tested for a newline byte at once:
+     * `(x - 0x01..) & ~x & 0x80..` is non-zero exactly when `x` has a zero byte, and its lowest set
+     * bit marks the first one.
+     */
+    def lineEnd(words: ByteBuffer, bytes: Array[Byte], from: Int, len: Int): Int = {
+      var i = from
+      while (i <= len - 8) {
+        val x = words.getLong(i) ^ Newlines
+        val t = (x - Ones) & ~x & HighBits
+        if (t != 0) return i + (java.lang.Long.numberOfTrailingZeros(t) >>> 3)
+        i += 8
       }
+      while (i < len && bytes(i) != '\n') i += 1
+      i
     }
   }
 
