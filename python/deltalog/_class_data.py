@@ -189,9 +189,35 @@ def _used(archive: str) -> str:
     return archive
 
 
+def _prune_stale(directory: str, now: float, keep_key: str) -> None:
+    """Delete the notes and unfinished archives of other keys untouched for ``KEEP_USED_S``: a
+    ``.seen`` note (its key then needs two drivers again before it records) and a ``.jsa.part``
+    whose reserving process is gone (an archive being recorded is a few seconds old; one left by
+    a driver that was killed, or complete but never published because no driver of its key came
+    back, would otherwise stay on disk, ~130 MB each)."""
+    for pattern in ("*.seen", "*.jsa.part"):
+        for p in glob.glob(os.path.join(directory, pattern)):
+            if os.path.basename(p).startswith(keep_key + "."):
+                continue
+            try:
+                if now - os.stat(p).st_mtime < KEEP_USED_S:
+                    continue
+            except OSError:
+                continue
+            if p.endswith(".part"):
+                pid = _noted_pid(p, b"reserved")
+                if pid is not None and _pid_alive(pid):
+                    continue  # a long-running driver that will write its archive as it exits
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+
+
 def _prune(directory: str, keep: str, now: float) -> None:
     """Keep the ``KEEP_ARCHIVES`` most recently used archives (``keep`` among them) and any used
     within ``KEEP_USED_S``."""
+    _prune_stale(directory, now, os.path.basename(keep)[:-len(".jsa")])
     others = []
     for p in glob.glob(os.path.join(directory, "*.jsa")):
         if p != keep:
@@ -243,6 +269,7 @@ def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, 
             return {}
     os.makedirs(directory, exist_ok=True)
     if _first_sighting(os.path.join(directory, key + ".seen")):
+        _prune_stale(directory, now, key)  # a new class path: older ones may be gone for good
         return {}
     try:
         fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)

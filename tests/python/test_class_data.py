@@ -128,6 +128,28 @@ def test_publishing_keeps_the_most_recently_used_archives(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*.jsa")) == ["a.jsa", "e.jsa", "new.jsa"]
 
 
+def test_a_new_key_clears_old_notes_and_unfinished_archives_of_other_keys(tmp_path):
+    day = cd.KEEP_USED_S
+    old_seen, new_seen = tmp_path / "old.seen", tmp_path / "recent.seen"
+    killed, complete = tmp_path / "killed.jsa.part", tmp_path / "complete.jsa.part"
+    running, recent = tmp_path / "running.jsa.part", tmp_path / "recent.jsa.part"
+    archive = tmp_path / "kept.jsa"
+    old_seen.write_bytes(b"deltalog-seen pid %d\n" % _dead_pid())
+    new_seen.write_bytes(b"deltalog-seen pid %d\n" % _dead_pid())
+    killed.write_bytes(b"\0" * 10_000)
+    complete.write_bytes(_archive_bytes())
+    running.write_bytes(b"deltalog-reserved pid %d\n" % os.getpid())  # a live driver's reservation
+    recent.write_bytes(b"deltalog-reserved pid %d\n" % _dead_pid())
+    archive.write_bytes(_archive_bytes())
+    for p in (old_seen, killed, complete, running, archive):
+        _age(p, 2 * day)
+    for p in (new_seen, recent):
+        _age(p, day / 2)
+    assert cd.resolve(str(tmp_path), "new") == {}  # first sighting of a new key
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["kept.jsa", "new.seen", "recent.jsa.part", "recent.seen", "running.jsa.part"]
+
+
 def test_key_follows_the_class_path_and_the_driver_options(tmp_path):
     home, spark = _java_home(tmp_path, "17.0.15"), _spark_home(tmp_path)
     env = {"PATH": ""}
