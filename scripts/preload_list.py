@@ -2,10 +2,9 @@
 
     make preload-list        # = .venv/bin/python scripts/preload_list.py
 
-Starts a fresh Spark driver with ``-Xlog:class+load``, opens a checkpointed table with JSON
+Starts a fresh Spark driver with ``-Xlog:class+load`` and the preload off, opens a checkpointed table with JSON
 commits after the checkpoint and a JSON-only table the way Python users do (``forPath``, the
-file state, ``filesArrow``), and keeps every class loaded from a jar after the first deltalog
-API class, except Spark's own (the session state loads those on the calling thread anyway) and
+file state, ``filesArrow``), and keeps every class loaded from a jar from ``TableApi`` (the first open) on, except Spark's own (the session state loads those on the calling thread anyway) and
 generated classes (lambdas, hidden classes). Output:
 ``scala/src/main/resources/io/deltalog/preload-classes.txt``. Rebuild the jar afterwards.
 """
@@ -31,7 +30,8 @@ from deltalog.session import configure_spark_with_deltalog
 from deltalog.tables import DeltaTable
 b = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
      .config("spark.sql.shuffle.partitions", "2")
-     .config("spark.driver.extraJavaOptions", "-Xlog:class+load:file=" + sys.argv[2]))
+     .config("spark.driver.extraJavaOptions",
+             "-Ddeltalog.preload=false -Xlog:class+load:file=" + sys.argv[2]))  # the open's own loads
 spark = configure_spark_with_deltalog(b, sys.argv[3]).getOrCreate()
 for p in sys.argv[4:]:
     t = DeltaTable.forPath(spark, p)
@@ -65,8 +65,8 @@ def main() -> int:
                 if not m:
                     continue
                 name, source = m.groups()
-                if name.startswith("io.deltalog.api."):
-                    seen_api = True
+                if name.startswith("io.deltalog.api.TableApi"):
+                    seen_api = True  # the first open (the session extension loads other api classes earlier)
                 if not seen_api or not source.startswith("file:") or not source.endswith(".jar"):
                     continue
                 if name.startswith("org.apache.spark.") or "$$Lambda" in name or "/0x" in name:
