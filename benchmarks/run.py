@@ -492,7 +492,8 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
     elif dl:
         L.append(f"* deltalog engine: {dl.get('version')} from `{dl.get('module')}`, jar {dl.get('jar')}; "
                  f"warm SparkSession `local[2]`, driver memory 3g, started in {dl.get('session_start_s', 0):.1f} s "
-                 f"(excluded); `DeltaTable.clearCache` {'called before every run' if dl.get('clearCache') else 'absent'}")
+                 f"(excluded); `DeltaTable.clearCache` {'called before every run' if dl.get('clearCache') else 'absent'}; "
+                 f"the driver's heap is collected (`System.gc()`) when the case changes, not between runs of a case")
     dr = starts.get("delta-rs", {})
     if dr and "error" not in dr:
         call = dr.get("full_load_call")
