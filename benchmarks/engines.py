@@ -286,9 +286,11 @@ class DeltalogEngine:
         # does not linger into the next one's heap. Not between runs of one case: a full GC before
         # every run shrank the heap each time, so every load ran into a small young generation
         # (S1 100k +5 ms, S2 (b) +15 ms), which no driver that loads tables does.
+        # (Nothing to reclaim before a process' first case: the fresh-process load is not
+        # preceded by a full GC either.)
         key = (case.get("op"), case.get("table"), case.get("version"), case.get("timestamp_ms"))
-        if key != getattr(self, "_last_case", None):
-            self._last_case = key
+        previous, self._last_case = getattr(self, "_last_case", None), key
+        if previous is not None and previous != key:
             import gc
             gc.collect()
             self.spark._jvm.System.gc()
