@@ -29,7 +29,7 @@ import io.deltalog.protocol.Protocol
  * [[MinProcessors]] or more processors, where it uses one that is otherwise idle at that time.
  */
 object ReplayWarmup {
-  val Files0: Int = 2000 // adds in the checkpoint
+  val CheckpointAdds: Int = 2000 // adds in the table's checkpoint
   val Rounds: Int = 2
   /** Fewer processors than this: `auto` does not warm up (see the class comment). */
   val MinProcessors: Int = 4
@@ -51,7 +51,7 @@ object ReplayWarmup {
   }
 
   /** Writes the table, opens it [[Rounds]] times, deletes it; throws what the engine throws. */
-  def run(rounds: Int = Rounds, numFiles: Int = Files0): Outcome = {
+  def run(rounds: Int = Rounds, numFiles: Int = CheckpointAdds): Outcome = {
     val start = System.nanoTime()
     val dir = Files.createTempDirectory("deltalog-warmup-")
     try {
