@@ -78,11 +78,6 @@ object ClassPreload {
     if (System.getProperty("deltalog.preload.link", "true") != "false") classes.forEach { c =>
       try c.getDeclaredFields catch { case NonFatal(_) | _: LinkageError => () }
     }
-    warmup =
-      if (!ReplayWarmup.enabled) Left(s"off (deltalog.warmup=${System.getProperty("deltalog.warmup", "auto")}, " +
-        s"${Runtime.getRuntime.availableProcessors()} processors)")
-      else try Right(ReplayWarmup.run()) catch {
-        case e @ (NonFatal(_) | _: LinkageError) => Left(e.toString)
-      }
+    warmup = ReplayWarmup.runIfEnabled()
   }
 }

@@ -2,7 +2,8 @@ package io.deltalog.api
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Files, Path => NioPath}
-import java.util.Comparator
+
+import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 
@@ -50,11 +51,16 @@ object ReplayWarmup {
     case _ => processors >= MinProcessors
   }
 
+  /** [[run]] when [[enabled]]: its outcome, else (or when it failed) why not. */
+  def runIfEnabled(): Either[String, Outcome] =
+    if (!enabled) Left(s"off (deltalog.warmup=${System.getProperty("deltalog.warmup", "auto")}, " +
+      s"${Runtime.getRuntime.availableProcessors()} processors)")
+    else try Right(run()) catch { case e @ (NonFatal(_) | _: LinkageError) => Left(e.toString) }
+
   /** Writes the table, opens it [[Rounds]] times, deletes it; throws what the engine throws. */
   def run(rounds: Int = Rounds, numFiles: Int = CheckpointAdds): Outcome = {
     val start = System.nanoTime()
-    val dir = Files.createTempDirectory("deltalog-warmup-")
-    try {
+    ScratchDir.using("deltalog-warmup-") { dir =>
       val conf = new Configuration()
       val expected = writeTable(dir, conf, numFiles)
       val transfer = dir.resolve("files.arrow").toString
@@ -67,7 +73,7 @@ object ReplayWarmup {
         n
       }
       Outcome(dir.toString, expected, seen, (System.nanoTime() - start) / 1000000)
-    } finally deleteTree(dir)
+    }
   }
 
   /** Commits 0–2, a checkpoint at 2, commits 3–4; returns the live file count at 4. */
@@ -101,11 +107,4 @@ object ReplayWarmup {
     RemoveFile(path(i), deletionTimestamp = Some(1700000100000L), extendedFileMetadata = Some(true),
       partitionValues = Some(Map.empty), size = Some(100000L + i))
   }
-
-  private def deleteTree(dir: NioPath): Unit =
-    try {
-      val s = Files.walk(dir)
-      try s.sorted(Comparator.reverseOrder[NioPath]()).forEach(p => Files.deleteIfExists(p))
-      finally s.close()
-    } catch { case _: java.io.IOException => () }
 }

@@ -252,8 +252,7 @@ object TxnTool {
     ActionCodec.serialize(Seq(AddFile(path = "warm-up", size = 1L, modificationTime = 0L)))
     val warmups = Option(System.getProperty("deltalog.bench.warmup")).flatMap(_.toIntOption).getOrElse(0)
     if (warmups > 0) {
-      val dir = java.nio.file.Files.createTempDirectory("deltalog-warmup-")
-      try {
+      ScratchDir.using("deltalog-warmup-") { dir =>
         val scratch = DeltaLog.uncached(dir.toUri.toString, dl.hadoopConf)
         val create = OptimisticTransaction.start(scratch)
         create.updateMetadataForNewTable(Metadata(schemaString = io.deltalog.tools.TxnStress.Schema,
@@ -264,10 +263,6 @@ object TxnTool {
           t.commit(Seq(AddFile(path = s"warm-$i.parquet", size = 1L, modificationTime = System.currentTimeMillis(),
             stats = Some("""{"numRecords":1}"""))), Operation.write())
         }
-      } finally {
-        val files = java.nio.file.Files.walk(dir)
-        try files.sorted(java.util.Comparator.reverseOrder()).forEach(p => java.nio.file.Files.deleteIfExists(p))
-        finally files.close()
       }
     }
     out.println("ready")

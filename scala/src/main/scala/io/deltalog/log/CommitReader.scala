@@ -296,17 +296,29 @@ object CommitReader {
      * by their first bytes, and the few others are searched for the needles.
      */
     def candidateLines(bytes: Array[Byte], len: Int): Array[Int] = {
+      val c = candidates(bytes, len)
+      Array.tabulate(c.length / 3)(i => c(3 * i))
+    }
+
+    /**
+     * The candidate lines as `(start, end, line number)` triples, flattened: the end (index of its
+     * `\n`, or `len`) and 1-based number come from the same walk over the line ends, so the parse
+     * of a candidate does not scan for them again.
+     */
+    private[CommitReader] def candidates(bytes: Array[Byte], len: Int): Array[Int] = {
       val words = ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
       var out: Array[Int] = null
       var n = 0
       var s = 0
+      var lineNo = 0
       while (s < len) {
+        lineNo += 1
         val head = LineFilter.fileActionHead(bytes, s, len)
         val end = LineFilter.lineEnd(words, bytes, s + head, len)
         if (head == 0 && containsNeedle(bytes, s, end)) {
-          if (out == null) out = new Array[Int](4) else if (n == out.length) out = java.util.Arrays.copyOf(out, n * 2)
-          out(n) = s
-          n += 1
+          if (out == null) out = new Array[Int](12) else if (n + 3 > out.length) out = java.util.Arrays.copyOf(out, n * 2)
+          out(n) = s; out(n + 1) = end; out(n + 2) = lineNo
+          n += 3
         }
         s = end + 1
       }
@@ -429,27 +441,23 @@ object CommitReader {
   }
 
   private def parseCandidateLines(bytes: Array[Byte], len: Int, file: String, filter: LineFilter): Array[Action] = {
-    val starts = filter.candidateLines(bytes, len)
-    if (starts.isEmpty) return Array.empty
-    val out = new java.util.ArrayList[Action](starts.length)
+    val lines = filter.candidates(bytes, len)
+    if (lines.isEmpty) return Array.empty
+    val out = new java.util.ArrayList[Action](lines.length / 3)
     val parser = new FileActionLineParser(bytes, null)
-    var lineNo = 0
-    var counted = 0 // line numbers: newlines in bytes(0 until counted) are counted in lineNo
     var k = 0
-    while (k < starts.length) {
-      val start = starts(k)
-      while (counted < start) { if (bytes(counted) == '\n') lineNo += 1; counted += 1 }
-      var end = start
-      while (end < len && bytes(end) != '\n') end += 1
+    while (k < lines.length) {
+      val start = lines(k)
+      val end = lines(k + 1)
       val fast = parser.parse(start, end)
       if (fast != null) out.add(fast.asInstanceOf[Action])
       else {
         var l = end - start
         if (l > 0 && bytes(start + l - 1) == '\r') l -= 1
-        val a = parseWithCodec(bytes, start, l, file, lineNo + 1)
+        val a = parseWithCodec(bytes, start, l, file, lines(k + 2))
         if (a != null) out.add(a)
       }
-      k += 1
+      k += 3
     }
     out.toArray(new Array[Action](out.size))
   }
