@@ -2,10 +2,11 @@
 
     make preload-list        # = .venv/bin/python scripts/preload_list.py
 
-Starts a fresh Spark driver with ``-Xlog:class+load`` and the preload off, opens a checkpointed table with JSON
-commits after the checkpoint and a JSON-only table the way Python users do (``forPath``, the
-file state, ``filesArrow``), and keeps every class loaded from a jar from ``TableApi`` (the first open) on, except Spark's own (the session state loads those on the calling thread anyway) and
-generated classes (lambdas, hidden classes). Output:
+Starts a fresh Spark driver with ``-Xlog:class+load`` and the preload off, opens a checkpointed
+table with JSON commits after the checkpoint and a JSON-only table the way Python users do
+(``forPath``, the file state, ``filesArrow``), and keeps every class loaded from a jar from
+``TableApi`` (the first open) on, except Spark's own (the session state loads those on the calling
+thread anyway) and generated classes (lambdas, hidden classes). Output:
 ``scala/src/main/resources/io/deltalog/preload-classes.txt``. Rebuild the jar afterwards.
 """
 from __future__ import annotations

@@ -43,6 +43,10 @@ _COMMIT = re.compile(r"^(\d+)\.json$")
 _CLASSIC = re.compile(r"^(\d+)\.checkpoint\.parquet$")
 _MULTI = re.compile(r"^(\d+)\.checkpoint\.(\d+)\.(\d+)\.parquet$")
 _UUID = re.compile(r"^(\d+)\.checkpoint\.([^.]+)\.(json|parquet)$")
+# The action names of the protocol: a line's keys outside them are unknown actions, which readers
+# ignore (io.deltalog.log.CommitReader's KnownActions).
+_KNOWN_ACTIONS = frozenset({"add", "remove", "metaData", "protocol", "commitInfo", "cdc", "txn",
+                            "domainMetadata", "checkpointMetadata", "sidecar"})
 
 
 @dataclass(frozen=True)
@@ -228,15 +232,27 @@ def _scan_json_lines(file: str, want_p: bool, want_m: bool) -> Tuple[Optional[Pr
     try:
         with open(file, "rb") as f:
             for number, raw in enumerate(f, start=1):
-                if not ((want_p and b'"protocol"' in raw) or (want_m and b'"metaData"' in raw)):
+                if raw.startswith((b'{"add":{', b'{"remove":{')):
+                    continue  # a file action whatever follows (the engine's metadata scan skips it too)
+                # A key can only appear literally or spelled with escapes (quotes inside strings
+                # are escaped), as the engine's line filter assumes.
+                if not ((want_p and b'"protocol"' in raw) or (want_m and b'"metaData"' in raw) or b"\\u" in raw):
                     continue
                 try:
                     obj = json.loads(raw.decode("utf-8"))
                 except (ValueError, UnicodeDecodeError) as e:
                     raise ActionParseError(file, number, "<line>", f"invalid JSON: {e}") from None
-                if not isinstance(obj, dict) or len(obj) != 1:
+                if not isinstance(obj, dict):
                     continue
-                (name, body), = obj.items()
+                # As the engine reads a line: several keys of which one is a known action mean
+                # that action (the others are unknown actions); two known actions are an error.
+                known = [k for k in obj if k in _KNOWN_ACTIONS]
+                if len(known) > 1:
+                    raise ActionParseError(file, number, "<line>", "a log line must have exactly one top-level "
+                                           f"key (the action type), found {len(obj)}")
+                if not known:
+                    continue
+                name, body = known[0], obj[known[0]]
                 if name == "protocol" and want_p:
                     p = _protocol_from_body(body, file, number)
                 elif name == "metaData" and want_m:

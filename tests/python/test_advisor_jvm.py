@@ -321,3 +321,37 @@ def test_random_planned_changes_are_what_the_engine_commits(spark, tmp_path, nam
     _alter(spark, path, changes)
     DeltaTable.clearCache(spark)
     assert DeltaTable.forPath(spark, str(path)).protocol().toJsonDict() == plan.after.toJsonDict(), changes
+
+
+def test_pure_python_reader_reads_lenient_lines_as_the_engine_does(spark, tmp_path):
+    """An unknown action beside the protocol, a metaData key spelled with escapes, file actions
+    that mention the names: the pure reader and the engine take the same protocol and metadata;
+    a line with two known actions fails both."""
+    log = tmp_path / "t" / "_delta_log"
+    log.mkdir(parents=True)
+    schema = json.dumps({"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}}]})
+    meta = {"id": "lenient", "format": {"provider": "parquet", "options": {}}, "schemaString": schema,
+            "partitionColumns": [], "configuration": {}, "createdTime": 1}
+    add = {"add": {"path": "protocol", "partitionValues": {}, "size": 1, "modificationTime": 1, "dataChange": True,
+                   "stats": "{\"metaData\":1}"}}
+    lines0 = [{"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}}, {"metaData": meta}, add]
+    (log / "00000000000000000000.json").write_text("\n".join(json.dumps(x) for x in lines0) + "\n")
+    newer_meta = json.dumps({"metaData": dict(meta, configuration={"delta.appendOnly": "true"})})
+    lines1 = ['{"unknownAction":{"x":1},"protocol":{"minReaderVersion":1,"minWriterVersion":3}}',
+              newer_meta.replace('"metaData"', '"\\u006detaData"', 1), json.dumps(add)]
+    (log / "00000000000000000001.json").write_text("\n".join(lines1) + "\n")
+    path = str(tmp_path / "t")
+    DeltaTable.clearCache(spark)
+    dt = DeltaTable.forPath(spark, path)
+    state = read_protocol_and_metadata(path)
+    assert (state.version, state.protocol) == (dt.version(), dt.protocol()) == (1, Protocol(1, 3))
+    assert _metadata_key(state.metadata) == _metadata_key(dt.metadata())
+    assert dict(state.metadata.configuration) == {"delta.appendOnly": "true"}
+
+    two = '{"commitInfo":{"timestamp":1},"protocol":{"minReaderVersion":1,"minWriterVersion":4}}'
+    (log / "00000000000000000002.json").write_text(two + "\n")
+    DeltaTable.clearCache(spark)
+    with pytest.raises(DeltalogError, match="exactly one top-level key"):
+        DeltaTable.forPath(spark, path).protocol()
+    with pytest.raises(DeltalogError, match="exactly one top-level key"):
+        read_protocol_and_metadata(path)
