@@ -10,7 +10,8 @@ S2 JSON-only replay, S3 protocol+metadata-only open, S4 checkpoint write, S7 tim
 
 Engines run one after another, each in its own worker process (``--worker``), so their peak RSS
 is measured separately. Per case: warm-up runs until 2 s have passed (at most 100, at least 1),
-then the median of 5 runs (2 if one run takes more than 5 s). A JVM compiles the replay code
+then the median of at least 5 timed runs, more until they add up to 1 s (at most 25; 2 if one
+run takes more than 5 s). A JVM compiles the replay code
 over its first tens of loads of a table (S1 100k: ~45 ms over runs 2-10, ~30 ms from about the
 30th), so a single warm-up run would time runs 2-4 of the driver's life; the report lists the
 first run and the warm-up count of every case, and the fresh-process measurement the cold case. Correctness first: every engine's answer is compared with the generator's
@@ -46,7 +47,9 @@ ENGINE_ORDER = ("delta-rs", "deltalog", "floor")
 LONG_RUN_S = 5.0
 WARM_MIN_S = 2.0
 WARM_MAX_RUNS = 100
-TIMED_RUNS = 5
+TIMED_RUNS = 5  # at least this many timed runs ...
+TIMED_MIN_S = 1.0  # ... and more until they add up to this (a run of a few ms varies by +-50 %)
+TIMED_MAX_RUNS = 25
 
 # delta-rs 1.6.6 on this machine kind, perf-anchors §1.2 / §2 / §6.2 (file_uris(), other runs)
 ANCHORS = {
@@ -226,6 +229,17 @@ def _verify_checkpoint(engine: Any, case: Dict[str, Any]) -> Dict[str, Any]:
     return out
 
 
+def timed_more(times: List[float], long_runs: bool) -> bool:
+    """True while a case needs another timed run: 2 runs of a case over LONG_RUN_S; otherwise at
+    least TIMED_RUNS, then more until TIMED_MIN_S of timed runs or TIMED_MAX_RUNS runs (cases of a
+    few ms get a median of up to 25, so one slow run (a GC, a parked thread) does not move it)."""
+    if long_runs:
+        return len(times) < 2
+    if len(times) < TIMED_RUNS:
+        return True
+    return len(times) < TIMED_MAX_RUNS and sum(times) < TIMED_MIN_S
+
+
 def run_case(engine: Any, case: Dict[str, Any]) -> Dict[str, Any]:
     pids = engine.pids()
     start_rss = {}
@@ -243,9 +257,9 @@ def run_case(engine: Any, case: Dict[str, Any]) -> Dict[str, Any]:
             w, _ = _one_run(engine, case)
             spent += w
             warm_runs += 1
-        n = 2 if warm > LONG_RUN_S else TIMED_RUNS
+        long_runs = warm > LONG_RUN_S
         times, splits = [], []
-        for _ in range(n):
+        while timed_more(times, long_runs):
             dt, ans = _one_run(engine, case)
             times.append(dt)
             if ans.extra.get("split"):
@@ -530,8 +544,9 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
     L.append(f"* Total wall time of this run: {wall:.0f} s, of which {info.get('waited_s', 0)} s waiting "
              f"for an idle machine "
              + "(" + ", ".join(f"{e} {w['wall_s']:.0f} s" for e, w in workers.items()) + ")")
-    L += ["", f"Times are seconds, median of {TIMED_RUNS} runs after warm-up runs for {WARM_MIN_S:.0f} s "
-          f"(1 to {WARM_MAX_RUNS} runs; 2 timed runs when one takes more than {LONG_RUN_S:.0f} s). A JVM "
+    L += ["", f"Times are seconds, the median of the timed runs after warm-up runs for {WARM_MIN_S:.0f} s "
+          f"(1 to {WARM_MAX_RUNS} warm-up runs; then at least {TIMED_RUNS} timed runs, more until they add up to "
+          f"{TIMED_MIN_S:.0f} s, at most {TIMED_MAX_RUNS}; 2 when one takes more than {LONG_RUN_S:.0f} s). A JVM "
           "compiles the replay over its first tens of loads of a table (S1 100k: ~45 ms over runs 2-10, ~30 ms "
           "from about the 30th): a single warm-up timed runs 2-4 of the driver's life (the warm-up count and "
           "first run of each case are listed; the fresh-process table below has the cold case). Ratios below 1 mean deltalog is faster. `floor` is a pyarrow-only lower "
@@ -598,7 +613,7 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
         if firsts:
             L += ["", "deltalog warm-up (first run of the case, after the cases before it / warm-up runs):", ""]
             L += [f"* {i}: first run {r['warmup_s']:.3f} s, {r['warmup_runs']} warm-up runs, "
-                  f"then median {r['median_s']:.3f} s" for i, r in firsts]
+                  f"then median {r['median_s']:.3f} s of {len(r['times_s'])} timed runs" for i, r in firsts]
         if sc == "S4":
             L += [""]
             for c in cs:
