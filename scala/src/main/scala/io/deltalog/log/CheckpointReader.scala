@@ -427,7 +427,10 @@ object CheckpointReader {
         reader.setRequestedSchema(schema)
         try reader.getColumnIndexStore(b) catch { case NonFatal(e) => throw corrupt(path, e) }
         val rows = try exactProtocolAndMetadataRows(reader, b, fileSchema, present)
-          catch { case NonFatal(e) => throw corrupt(path, e) }
+          catch {
+            case _: TooManyRows => None
+            case NonFatal(e) => throw corrupt(path, e)
+          }
         val exact = rows.flatMap { r =>
           if (r.isEmpty) Some(null)
           // Only one run of adjacent rows (delta-rs writes protocol and metaData last, Spark
@@ -456,8 +459,9 @@ object CheckpointReader {
   /**
    * Step 1 of [[readProtocolAndMetadataRows]]: the sorted row indexes (within row group `b`) of
    * the rows with a `protocol` or `metaData` struct, from the definition levels of the probe
-   * leaves in the pages the column index keeps. None when the pages carry no row indexes (no
-   * page index: the caller then assembles every row).
+   * leaves in the pages the column index keeps (walked as runs, [[PageLevelRuns]]; a page's slot
+   * `i` is row `firstRowIndex + i`). None when the pages carry no row indexes (no page index: the
+   * caller then assembles every row).
    */
   private def exactProtocolAndMetadataRows(
       reader: ParquetFileReader,
@@ -474,29 +478,40 @@ object CheckpointReader {
     val pages = reader.readFilteredRowGroup(b)
     if (pages == null || pages.getRowCount == 0) return Some(Array.emptyLongArray)
     if (!pages.getRowIndexes.isPresent) return None
-    val n = pages.getRowCount
-    val hit = new java.util.BitSet()
+    val rows = new java.util.TreeSet[java.lang.Long]()
     probes.foreach { case (g, leaf) =>
       val d = probeSchema.getColumnDescription(Array(g, leaf))
       if (d.getMaxRepetitionLevel != 0) return None
-      val levels = new LevelsOnlyDecoder(pages.getPageReader(d), d) // a page's levels in bulk
-      var k = 0
-      while (k < n) {
-        if (levels.next() >= 1) hit.set(k) // the struct is present (its leaf may still be null)
-        k += 1
+      val pageReader = pages.getPageReader(d)
+      var page = pageReader.readPage()
+      while (page != null) {
+        if (!page.getFirstRowIndex.isPresent) return None
+        val first = page.getFirstRowIndex.get.longValue
+        PageLevelRuns.definitionLevels(page, d, new HybridRle.RunVisitor {
+          def run(start: Int, length: Int, level: Int): Boolean = {
+            // the struct is present (its leaf may still be null); more than a few such rows is
+            // not a checkpoint's protocol / metaData: let the general way read them
+            if (level >= 1) {
+              if (rows.size + length > MaxExactRows) throw new TooManyRows
+              var i = 0
+              while (i < length) { rows.add(first + start + i); i += 1 }
+            }
+            true
+          }
+        })
+        page = pageReader.readPage()
       }
     }
-    val out = new Array[Long](hit.cardinality())
-    val rowIndexes = pages.getRowIndexes.get
-    var k = 0
+    val out = new Array[Long](rows.size)
     var j = 0
-    while (k < n && j < out.length) {
-      val row = rowIndexes.nextLong()
-      if (hit.get(k)) { out(j) = row; j += 1 }
-      k += 1
-    }
+    val it = rows.iterator()
+    while (it.hasNext) { out(j) = it.next(); j += 1 }
     Some(out)
   }
+
+  /** More protocol / metaData rows than [[MaxExactRows]] go through the general (filtered, row by row) read. */
+  private val MaxExactRows = 1024
+  private final class TooManyRows extends scala.util.control.ControlThrowable
 
   /** Row ranges made of exactly the given rows (sorted, distinct, adjacent). */
   private def singleRowRanges(rows: Array[Long], rowCount: Long): RowRanges = {

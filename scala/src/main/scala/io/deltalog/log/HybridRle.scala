@@ -15,6 +15,86 @@ import java.nio.ByteBuffer
  */
 private[log] object HybridRle {
 
+  /** Receives runs from [[foreachRun]]: `length` values equal to `value` from index `start`. */
+  abstract class RunVisitor {
+    /** False stops the walk. */
+    def run(start: Int, length: Int, value: Int): Boolean
+  }
+
+  /**
+   * Walks the first `count` values (as [[decode]] reads them) run by run without expanding RLE
+   * runs: `v.run` gets each RLE run whole and each value of a bit-packed run on its own (length 1),
+   * in order, until it returns false. Throws IllegalStateException as [[decode]] does.
+   */
+  def foreachRun(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int, count: Int, v: RunVisitor): Unit = {
+    if (bitWidth < 0 || bitWidth > 32) throw new IllegalStateException(s"bad bit width $bitWidth")
+    if (bitWidth == 0) { if (count > 0) v.run(0, count, 0); return }
+    val valueBytes = (bitWidth + 7) / 8
+    val mask = if (bitWidth == 32) 0xFFFFFFFFL else (1L << bitWidth) - 1
+    var p = pos
+    var k = 0
+    while (k < count) {
+      var header = 0L
+      var shift = 0
+      var more = true
+      while (more) {
+        if (p >= end) throw new IllegalStateException("RLE/bit-packed data ends inside a run header")
+        val b = buf.get(p) & 0xFF
+        p += 1
+        header |= (b & 0x7FL) << shift
+        shift += 7
+        more = (b & 0x80) != 0
+        if (shift > 35 && more) throw new IllegalStateException("RLE/bit-packed run header too long")
+      }
+      if ((header & 1) == 0) {
+        val n = (header >>> 1).toInt
+        if (n <= 0 || p + valueBytes > end) throw new IllegalStateException("bad RLE run")
+        var value = 0L
+        var i = 0
+        while (i < valueBytes) { value |= (buf.get(p + i) & 0xFFL) << (8 * i); i += 1 }
+        p += valueBytes
+        val take = math.min(n, count - k)
+        if (!v.run(k, take, value.toInt)) return
+        k += take
+      } else {
+        val groups = (header >>> 1).toInt
+        val runEnd = p.toLong + groups.toLong * bitWidth
+        if (groups <= 0 || runEnd > end) throw new IllegalStateException("bad bit-packed run")
+        val take = math.min(groups.toLong * 8, (count - k).toLong).toInt
+        var acc = 0L
+        var bits = 0
+        var q = p
+        var i = 0
+        while (i < take) {
+          while (bits < bitWidth) { acc |= (buf.get(q) & 0xFFL) << bits; q += 1; bits += 8 }
+          if (!v.run(k + i, 1, (acc & mask).toInt)) return
+          acc >>>= bitWidth
+          bits -= bitWidth
+          i += 1
+        }
+        k += take
+        p = runEnd.toInt
+      }
+    }
+  }
+
+  /**
+   * Index of the `nth` (0-based) of the first `count` values equal to `value`, or -1 when there
+   * are not that many; RLE runs are skipped whole ([[foreachRun]]).
+   */
+  def indexOfNth(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int, count: Int, value: Int, nth: Long): Int = {
+    var found = -1
+    foreachRun(buf, pos, end, bitWidth, count, new RunVisitor {
+      private var seen = 0L
+      def run(start: Int, length: Int, v: Int): Boolean = {
+        if (v != value) true
+        else if (seen + length > nth) { found = start + (nth - seen).toInt; false }
+        else { seen += length; true }
+      }
+    })
+    found
+  }
+
   /**
    * Decodes `count` values of `bitWidth` bits (0..32) from `buf` starting at absolute position
    * `pos` (bytes up to `end`) into `out(0 until count)`; returns the position after the last run

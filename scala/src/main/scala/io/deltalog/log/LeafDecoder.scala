@@ -243,9 +243,3 @@ private[log] final class BooleanLeafDecoder(pages: PageReader, desc: ColumnDescr
       value = generic.readBoolean()
   }
 }
-
-/** The definition levels of a non-repeated leaf, slot by slot; the values are never decoded. */
-private[log] final class LevelsOnlyDecoder(pages: PageReader, desc: ColumnDescriptor) extends LeafDecoder(pages, desc) {
-  override protected def readValue(): Unit = ()
-  override protected def initValues(encoding: Encoding, data: ByteBuffer, pos: Int, end: Int, present: Int): Unit = ()
-}

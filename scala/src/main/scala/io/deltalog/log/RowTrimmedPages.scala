@@ -62,33 +62,39 @@ private[log] object RowTrimmedPages {
     val n = p.getValueCount
     var pos = bytes.position()
     val end = bytes.limit()
-    def levels(max: Int): Array[Int] = {
-      val out = new Array[Int](n)
-      if (max > 0) {
+    /** The (start, end) of a level section (4-byte length, then runs), or null for max level 0. */
+    def section(max: Int): (Int, Int) =
+      if (max == 0) null
+      else {
         val len = bytes.getInt(pos)
         if (len < 0 || pos + 4L + len > end) throw new IllegalStateException("bad level length")
-        HybridRle.decode(bytes, pos + 4, pos + 4 + len, BytesUtils.getWidthFromMaxInt(max), n, out)
+        val sec = (pos + 4, pos + 4 + len)
         pos += 4 + len
+        sec
       }
-      out
-    }
     val maxRl = d.getMaxRepetitionLevel
     val maxDl = d.getMaxDefinitionLevel
-    val rl = levels(maxRl)
-    val dl = levels(maxDl)
-    // the first slot of the wanted row: row k of the page starts at its k-th slot with level 0
+    val rlWidth = BytesUtils.getWidthFromMaxInt(maxRl)
+    val dlWidth = BytesUtils.getWidthFromMaxInt(maxDl)
+    val rl = section(maxRl)
+    val dl = section(maxDl)
+    // The levels are walked run by run: the slots before the wanted row are usually one long run
+    // of nulls (tens of thousands of rows), which is never expanded.
+    // The first slot of the wanted row: row k of the page starts at its k-th slot with level 0.
     val skipRows = firstRow - p.getFirstRowIndex.get
-    var rows = -1L
-    var s = 0
-    while (s < n && !(rl(s) == 0 && rows + 1 == skipRows)) {
-      if (rl(s) == 0) rows += 1
-      if (dl(s) == maxDl) return None // a value before the wanted row: the values section would change
-      s += 1
+    val s =
+      if (rl == null) (if (skipRows < n) skipRows.toInt else -1)
+      else HybridRle.indexOfNth(bytes, rl._1, rl._2, rlWidth, n, 0, skipRows)
+    if (s < 0) return None
+    if (s > 0) {
+      // a value before the wanted row: the values section would change
+      if (dl == null) return None
+      val firstValue = HybridRle.indexOfNth(bytes, dl._1, dl._2, dlWidth, n, maxDl, 0)
+      if (firstValue >= 0 && firstValue < s) return None
     }
-    if (s == n) return None
     val out = ByteBuffer.allocate(2 * (4 + 9 * (n - s)) + (end - pos)).order(ByteOrder.LITTLE_ENDIAN) // runs: 5-byte header, 4-byte value at most
-    if (maxRl > 0) rle(out, rl, s, n, BytesUtils.getWidthFromMaxInt(maxRl))
-    if (maxDl > 0) rle(out, dl, s, n, BytesUtils.getWidthFromMaxInt(maxDl))
+    if (rl != null) rleFrom(out, bytes, rl, rlWidth, n, s)
+    if (dl != null) rleFrom(out, bytes, dl, dlWidth, n, s)
     val values = bytes.duplicate()
     values.position(pos).limit(end)
     out.put(values)
@@ -98,22 +104,32 @@ private[log] object RowTrimmedPages {
       (p.getIndexRowCount.get - skipRows).toInt, p.getStatistics, Encoding.RLE, Encoding.RLE, p.getValueEncoding))
   }
 
-  /** Levels `a(from until until)` as a 4-byte length and RLE runs. */
-  private def rle(out: ByteBuffer, a: Array[Int], from: Int, until: Int, width: Int): Unit = {
+  /** Levels `from until n` of a level section as a 4-byte length and RLE runs (equal neighbours merged). */
+  private def rleFrom(out: ByteBuffer, bytes: ByteBuffer, section: (Int, Int), width: Int, n: Int, from: Int): Unit = {
     val lengthAt = out.position()
     out.putInt(0)
     val valueBytes = (width + 7) / 8
-    var i = from
-    while (i < until) {
-      var j = i + 1
-      while (j < until && a(j) == a(i)) j += 1
-      var header = (j - i).toLong << 1 // an RLE run: ULEB128 of (count << 1)
+    def put(count: Int, value: Int): Unit = if (count > 0) {
+      var header = count.toLong << 1 // an RLE run: ULEB128 of (count << 1)
       while (header >= 0x80) { out.put(((header & 0x7F) | 0x80).toByte); header >>>= 7 }
       out.put(header.toByte)
       var k = 0
-      while (k < valueBytes) { out.put(((a(i) >>> (8 * k)) & 0xFF).toByte); k += 1 }
-      i = j
+      while (k < valueBytes) { out.put(((value >>> (8 * k)) & 0xFF).toByte); k += 1 }
     }
+    var current = 0
+    var length = 0
+    HybridRle.foreachRun(bytes, section._1, section._2, width, n, new HybridRle.RunVisitor {
+      def run(start: Int, len: Int, value: Int): Boolean = {
+        val a = math.max(start, from)
+        val b = start + len
+        if (b > a) {
+          if (length > 0 && value == current) length += b - a
+          else { put(length, current); current = value; length = b - a }
+        }
+        true
+      }
+    })
+    put(length, current)
     out.putInt(lengthAt, out.position() - lengthAt - 4)
   }
 }

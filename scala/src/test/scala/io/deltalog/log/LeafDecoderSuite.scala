@@ -53,6 +53,46 @@ class LeafDecoderSuite {
     }
   }
 
+  @Test def hybridRleRunsAndNthIndexAgreeWithDecode(): Unit = {
+    val rnd = new Random(11)
+    for (width <- Seq(1, 2, 3, 8, 13); trial <- 0 until 6) {
+      val n = 1 + rnd.nextInt(5000)
+      // mostly long runs of few values (levels), with noise that the encoder bit-packs
+      val values = new Array[Int](n)
+      var i = 0
+      while (i < n) {
+        val run = if (rnd.nextInt(4) == 0) 1 else 1 + rnd.nextInt(if (trial % 2 == 0) 3000 else 30)
+        val v = rnd.nextInt(math.min(4, 1 << width))
+        var j = 0
+        while (j < run && i < n) { values(i) = v; i += 1; j += 1 }
+      }
+      val enc = new RunLengthBitPackingHybridEncoder(width, 64, 1 << 20, HeapByteBufferAllocator.getInstance())
+      values.foreach(v => enc.writeInt(v))
+      val bytes = enc.toBytes.toByteArray
+      val buf = ByteBuffer.wrap("xyz".getBytes ++ bytes)
+      // every run handed out, in order, covering exactly the values (a count below the encoded one too)
+      val count = if (trial % 3 == 2) 1 + rnd.nextInt(n) else n
+      val seen = new Array[Int](count)
+      var next = 0
+      HybridRle.foreachRun(buf, 3, buf.limit(), width, count, new HybridRle.RunVisitor {
+        def run(start: Int, length: Int, value: Int): Boolean = {
+          assertEquals(next, start)
+          assertTrue(length > 0)
+          java.util.Arrays.fill(seen, start, start + length, value)
+          next = start + length
+          true
+        }
+      })
+      assertEquals(count, next)
+      assertArrayEquals(values.take(count), seen, s"width $width trial $trial")
+      for (value <- 0 until math.min(4, 1 << width); nth <- Seq(0L, 1L, 7L, count / 3L, count - 1L, count.toLong)) {
+        val expected = values.take(count).zipWithIndex.filter(_._1 == value).map(_._2).lift(nth.toInt).getOrElse(-1)
+        assertEquals(expected, HybridRle.indexOfNth(buf, 3, buf.limit(), width, count, value, nth),
+          s"width $width trial $trial value $value nth $nth")
+      }
+    }
+  }
+
   @Test def hybridRleRejectsTruncatedData(): Unit = {
     val enc = new RunLengthBitPackingHybridEncoder(5, 64, 1 << 20, HeapByteBufferAllocator.getInstance())
     (0 until 100).foreach(i => enc.writeInt(i % 32))
