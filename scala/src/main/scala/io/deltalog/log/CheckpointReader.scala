@@ -198,6 +198,19 @@ object CheckpointReader {
     else HadoopInputFile.fromStatus(file, conf)
   }
 
+  /**
+   * A reader of `in`; a memory-mapped local file's footer is parsed once for all its readers
+   * ([[MappedFiles]]: reading a snapshot opens its checkpoint for protocol / metaData and again
+   * for the files). The footer does not depend on `options` (no metadata filter is set here).
+   */
+  private def openReader(in: InputFile, options: org.apache.parquet.ParquetReadOptions): ParquetFileReader = in match {
+    case m: MappedInputFile =>
+      val stream = m.newStream()
+      try new ParquetFileReader(m, m.footer(ParquetFileReader.readFooter(m, options, stream)), options, stream)
+      catch { case e: Throwable => stream.close(); throw e }
+    case other => ParquetFileReader.open(other, options)
+  }
+
   /** Row groups with fewer rows read `add.stats` on the reader's own thread (tests lower it). */
   @volatile private[log] var ParallelStatsMinRows: Long = 32768
 
@@ -222,9 +235,8 @@ object CheckpointReader {
     val pmOnly = !want.children.contains("add") && !want.children.contains("remove") &&
       want.children.contains("protocol")
     val reader =
-      try {
-        ParquetFileReader.open(inputFile(conf, file), readOptions(conf, pmOnly))
-      } catch { case NonFatal(e) => throw corrupt(path, e) }
+      try openReader(inputFile(conf, file), readOptions(conf, pmOnly))
+      catch { case NonFatal(e) => throw corrupt(path, e) }
     try {
       val fileSchema = reader.getFooter.getFileMetaData.getSchema
       val support = new CheckpointReadSupport(want)

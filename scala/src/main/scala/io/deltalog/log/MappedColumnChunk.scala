@@ -1,8 +1,7 @@
 package io.deltalog.log
 
 import java.nio.{ByteBuffer, ByteOrder}
-import java.nio.channels.FileChannel
-import java.nio.file.{Path => NioPath, StandardOpenOption}
+import java.nio.file.{Path => NioPath}
 
 import org.apache.parquet.bytes.{ByteBufferInputStream, BytesInput}
 import org.apache.parquet.column.{ColumnDescriptor, Encoding}
@@ -13,7 +12,7 @@ import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodec
 
 /**
  * The pages of one uncompressed column chunk of a local Parquet file, served straight from a
- * read-only memory map of the file: no copy of the chunk into heap buffers (parquet-mr's
+ * read-only memory map of the file ([[MappedFiles]]): no copy of the chunk into heap buffers (parquet-mr's
  * `readRowGroup` reads a whole chunk into freshly allocated buffers first). Used for a
  * checkpoint's `add.stats`, most of its bytes. Compressed chunks are not handled here.
  */
@@ -32,9 +31,12 @@ private[log] object MappedColumnChunk {
    * caller then reads it with parquet-mr, which knows the quirks of old writers.
    */
   def pageReader(file: NioPath, chunk: ColumnChunkMetaData, descriptor: ColumnDescriptor): Option[PageReader] = {
-    val ch = FileChannel.open(file, StandardOpenOption.READ)
-    val map = try ch.map(FileChannel.MapMode.READ_ONLY, chunk.getStartingPos, chunk.getTotalSize)
-      finally ch.close()
+    val map = MappedFiles(file) match {
+      case Some(m) if chunk.getStartingPos + chunk.getTotalSize <= m.map.capacity() =>
+        m.map.slice(chunk.getStartingPos.toInt, chunk.getTotalSize.toInt)
+      case _ => // past the end of the file: an empty map (the scan below rejects the chunk)
+        java.nio.ByteBuffer.allocate(0)
+    }
     val pages = try Some(scan(map.order(ByteOrder.LITTLE_ENDIAN), chunk, descriptor))
       catch { case _: IllegalStateException | _: IllegalArgumentException | _: java.io.IOException => None }
     pages.filter(p => p.values == chunk.getValueCount).map { p => chunksServed.incrementAndGet(); p }

@@ -2,8 +2,7 @@ package io.deltalog.log
 
 import java.io.EOFException
 import java.nio.{ByteBuffer, MappedByteBuffer}
-import java.nio.channels.FileChannel
-import java.nio.file.{Path => NioPath, StandardOpenOption}
+import java.nio.file.{Path => NioPath}
 
 import org.apache.parquet.io.{InputFile, SeekableInputStream}
 
@@ -14,27 +13,27 @@ import org.apache.parquet.io.{InputFile, SeekableInputStream}
  * checkpoint's hundreds of MB that was most of the time spent reading it. Files of 2 GB and more
  * (beyond one mapping) are read with parquet-mr's `LocalInputFile`.
  *
- * Checkpoint files are immutable once published, so the mapping cannot change under the reader;
- * the map is released when no stream references it any more (garbage collection).
+ * Checkpoint files are immutable once published, so the mapping cannot change under the reader.
+ * The map (and the parsed footer, [[footer]]) comes from [[MappedFiles]], which keeps the maps of
+ * recently read files for the next read.
  */
-private[log] final class MappedInputFile private (path: NioPath, length: Long) extends InputFile {
-  override def getLength: Long = length
+private[log] final class MappedInputFile private (path: NioPath, mapped: MappedFiles.Mapped) extends InputFile {
+  override def getLength: Long = mapped.map.capacity().toLong
 
-  override def newStream(): SeekableInputStream = {
-    val ch = FileChannel.open(path, StandardOpenOption.READ)
-    val map = try ch.map(FileChannel.MapMode.READ_ONLY, 0, length) finally ch.close()
-    new MappedInputFile.Stream(map)
-  }
+  override def newStream(): SeekableInputStream = new MappedInputFile.Stream(mapped.map)
+
+  /** The file's footer, `parse`d once per mapped file. */
+  def footer(parse: => org.apache.parquet.hadoop.metadata.ParquetMetadata): org.apache.parquet.hadoop.metadata.ParquetMetadata =
+    mapped.footer(parse)
 
   override def toString: String = path.toString
 }
 
 private[log] object MappedInputFile {
   /** The file through a memory map, or parquet-mr's local reader when it is too large for one. */
-  def apply(path: NioPath): InputFile = {
-    val length = java.nio.file.Files.size(path)
-    if (length >= Int.MaxValue) new org.apache.parquet.io.LocalInputFile(path)
-    else new MappedInputFile(path, length)
+  def apply(path: NioPath): InputFile = MappedFiles(path) match {
+    case Some(m) => new MappedInputFile(path, m)
+    case None => new org.apache.parquet.io.LocalInputFile(path)
   }
 
   private final class Stream(map: MappedByteBuffer) extends SeekableInputStream {
