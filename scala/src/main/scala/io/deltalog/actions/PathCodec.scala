@@ -54,14 +54,29 @@ object PathCodec {
     var h = PathSeed ^ len.toLong
     var i = off
     val end = off + len
-    while (i < end) {
-      val n = math.min(8, end - i)
-      var w = 0L
-      if (n == 8) { w = buf.getLong(i); if (swap) w = java.lang.Long.reverseBytes(w) }
-      else { var k = 0; while (k < n) { w |= (buf.get(i + k) & 0xFFL) << (8 * k); k += 1 } }
-      if ((w & HighBits) != 0 || !((n == 8 && commonWord(w)) || allowedWord(w, n))) return Long.MinValue
+    while (i + 8 <= end) {
+      var w = buf.getLong(i)
+      if (swap) w = java.lang.Long.reverseBytes(w)
+      if ((w & HighBits) != 0 || !(commonWord(w) || allowedWord(w, 8))) return Long.MinValue
       h = mixWord(h, w)
-      i += n
+      i += 8
+    }
+    val n = end - i
+    if (n > 0) {
+      var w = 0L
+      if (len >= 8) {
+        // the path's last eight bytes (the first 8 - n of them checked already) shifted down to
+        // the n bytes of the tail: one read and one word check instead of n bytes one by one
+        w = buf.getLong(end - 8)
+        if (swap) w = java.lang.Long.reverseBytes(w)
+        if ((w & HighBits) != 0 || !(commonWord(w) || allowedWord(w, 8))) return Long.MinValue
+        w >>>= 8 * (8 - n)
+      } else {
+        var k = 0
+        while (k < n) { w |= (buf.get(i + k) & 0xFFL) << (8 * k); k += 1 }
+        if ((w & HighBits) != 0 || !allowedWord(w, n)) return Long.MinValue
+      }
+      h = mixWord(h, w)
     }
     finishHash(h)
   }

@@ -95,7 +95,8 @@ class PathCodecSuite {
     val chars = ('a' to 'z') ++ ('0' to '9') ++ "-_.!~*'();@&=+$,/=".toSeq
     val plain = Seq("", "a", "part-00000-abc.c000.snappy.parquet", "x=1/y=2/f.parquet", "/abs/path") ++
       (1 to 300).map(_ => Seq.fill(rnd.nextInt(90))(chars(rnd.nextInt(chars.size))).mkString)
-    val notPlain = Seq("a%20b", "a b", "a:b", "s3://b/k", "file:/x", "ü", "a#b", "part-0000000000:1", "abcdefgh\u0000")
+    val notPlain = Seq("a%20b", "a b", "a:b", "s3://b/k", "file:/x", "ü", "a#b", "part-0000000000:1", "abcdefgh\u0000",
+      "abcdefghijk%", "abcdefghijklmno ", "abcdefghü")
     def bytesHash(p: String, order: java.nio.ByteOrder): Long = {
       val b = ("xyz" + p + "q").getBytes(java.nio.charset.StandardCharsets.UTF_8) // inside a larger buffer
       PathCodec.plainPathHash(java.nio.ByteBuffer.wrap(b).order(order), 3, b.length - 4)
