@@ -22,8 +22,9 @@ import io.deltalog.log.{EncodedMap, FileChunk, SnapshotState, Utf8Column}
  * A batch is a list of runs of consecutive live rows (a whole chunk when it has no deleted rows),
  * and strings are copied a segment slice of a run at a time: the data bytes of a slice are
  * contiguous in the [[Utf8Column]], and its Arrow offsets are its segment offsets shifted in one
- * loop; sizes and modification times are copied as arrays. Writing the file (kernel page
- * allocation and copy into tmpfs) is most of the time, so it runs on a second thread, see [[Out]].
+ * loop; sizes and modification times are copied as arrays. A new file is written through its
+ * channel with the kernel's copy on a second thread ([[ChannelOut]]); a file written before (the
+ * Python side reuses them) through its kept memory map ([[MappedOut]], [[TransferMaps]]).
  *
  * Only plain states are written this way: when a file has tags, a deletion vector, row tracking
  * or a clustering provider, [[write]] returns false and the caller uses [[FilesArrow]]. Those
@@ -51,85 +52,69 @@ object FilesTransfer {
   /** [[write]] with `batchSize` rows per batch (tests use small batches). */
   def write(state: SnapshotState, file: String, batchSize: Int): Boolean = {
     if (!applies(state)) return false
-    // An existing file is overwritten in place and cut to size at the end, not truncated first:
-    // on tmpfs, rewriting pages that exist costs about half of allocating new ones (the Python
-    // side reuses a transfer file once no table maps it any more).
-    val ch = FileChannel.open(Paths.get(file), StandardOpenOption.WRITE, StandardOpenOption.CREATE)
-    try {
-      val out = new Out(ch)
-      try {
-        val batches = JsonNodeFactory.instance.arrayNode()
-        val batch = new Batch(batchSize)
-        def flush(): Unit = { batches.add(batch.writeTo(out)); batch.clear() }
-        state.foreachChunk { (c, deleted) =>
-          // Live rows go in as runs of consecutive rows (the whole chunk when nothing is deleted),
-          // cut at batch boundaries, so that strings are copied a run at a time.
-          var from = if (deleted == null) 0 else deleted.nextClearBit(0)
-          while (from < c.length) {
-            val next = if (deleted == null) -1 else deleted.nextSetBit(from)
-            val liveEnd = if (next < 0 || next > c.length) c.length else next
-            val until = math.min(liveEnd, from + (batchSize - batch.count))
-            batch.add(c, from, until)
-            if (batch.count == batchSize) flush()
-            from = if (until < liveEnd || deleted == null) until else deleted.nextClearBit(until)
-          }
-        }
-        if (batch.count > 0 || batches.size == 0) flush()
-        val footer = JsonNodeFactory.instance.objectNode()
-        footer.set("batches", batches)
-        val bytes = footer.toString.getBytes(UTF_8)
-        out.put(bytes, 0, bytes.length)
-        out.putInt(bytes.length)
-        val magic = Magic.getBytes(UTF_8)
-        out.put(magic, 0, magic.length)
-        val failure = out.close()
-        if (failure != null) throw failure
-        ch.truncate(out.position)
-      } finally out.close() // on failure: stops the writer thread
-    } finally ch.close()
+    // A file that exists (the Python side reuses a transfer file once no table maps it any more)
+    // is written through a memory map kept from its previous use ([[TransferMaps]]): its pages
+    // are mapped already, so the bytes are copied once, with no system call. A new file is
+    // written through its channel.
+    TransferMaps.acquire(Paths.get(file)) match {
+      case Some(target) =>
+        val out = new MappedOut(target)
+        writeAll(state, out, batchSize) // on a failure the map is not kept
+        out.close()
+        TransferMaps.release(target)
+      case None =>
+        val ch = FileChannel.open(Paths.get(file), StandardOpenOption.WRITE, StandardOpenOption.CREATE)
+        try {
+          val out = new ChannelOut(ch)
+          try {
+            writeAll(state, out, batchSize)
+            val failure = out.close()
+            if (failure != null) throw failure
+            ch.truncate(out.position)
+          } finally out.close() // on failure: stops the writer thread
+        } finally ch.close()
+    }
     true
   }
 
-  /**
-   * Sequential writer; tracks the file position for buffer offsets. On tmpfs most of the time is
-   * the kernel's (page allocation and copy, serialized per file), so our filling of buffers runs
-   * on the calling thread while a second thread only hands full buffers to the kernel. Buffers
-   * are small so that they are still in the CPU cache when the kernel copies them.
-   */
-  private final class Out(ch: FileChannel) {
-    private val free = new ArrayBlockingQueue[ByteBuffer](Buffers)
-    private val full = new ArrayBlockingQueue[ByteBuffer](Buffers + 1)
-    for (_ <- 0 until Buffers) free.add(ByteBuffer.allocateDirect(BufferBytes).order(ByteOrder.LITTLE_ENDIAN))
-    private var buf = free.take()
-    var position = 0L
-    @volatile private var failure: Throwable = _
-    private var closed = false
-    private val writer = new Thread(() => {
-      var b = full.take()
-      while (b ne End) {
-        // After a failure, buffers are still recycled so that the filling thread never blocks.
-        if (failure == null) try { while (b.hasRemaining) ch.write(b) } catch { case t: Throwable => failure = t }
-        b.clear()
-        free.put(b)
-        b = full.take()
+  /** The batches, footer and magic of the file (the caller closes `out`). */
+  private def writeAll(state: SnapshotState, out: Out, batchSize: Int): Unit = {
+    val batches = JsonNodeFactory.instance.arrayNode()
+    val batch = new Batch(batchSize)
+    def flush(): Unit = { batches.add(batch.writeTo(out)); batch.clear() }
+    state.foreachChunk { (c, deleted) =>
+      // Live rows go in as runs of consecutive rows (the whole chunk when nothing is deleted),
+      // cut at batch boundaries, so that strings are copied a run at a time.
+      var from = if (deleted == null) 0 else deleted.nextClearBit(0)
+      while (from < c.length) {
+        val next = if (deleted == null) -1 else deleted.nextSetBit(from)
+        val liveEnd = if (next < 0 || next > c.length) c.length else next
+        val until = math.min(liveEnd, from + (batchSize - batch.count))
+        batch.add(c, from, until)
+        if (batch.count == batchSize) flush()
+        from = if (until < liveEnd || deleted == null) until else deleted.nextClearBit(until)
       }
-    }, "deltalog-files-transfer")
-    writer.setDaemon(true)
-    writer.start()
-
-    private def flush(): Unit = { buf.flip(); full.put(buf); buf = free.take() }
-
-    /** Hands over what is left and waits for the writer: its failure, or null. Idempotent. */
-    def close(): Throwable = {
-      if (!closed) {
-        closed = true
-        buf.flip()
-        full.put(buf)
-        full.put(End)
-        writer.join()
-      }
-      failure
     }
+    if (batch.count > 0 || batches.size == 0) flush()
+    val footer = JsonNodeFactory.instance.objectNode()
+    footer.set("batches", batches)
+    val bytes = footer.toString.getBytes(UTF_8)
+    out.put(bytes, 0, bytes.length)
+    out.putInt(bytes.length)
+    val magic = Magic.getBytes(UTF_8)
+    out.put(magic, 0, magic.length)
+  }
+
+  /**
+   * Sequential writer into `buf`, a little-endian direct buffer that [[flush]] hands on and
+   * replaces when full; tracks the file position for buffer offsets.
+   */
+  private abstract class Out {
+    protected var buf: ByteBuffer
+    var position = 0L
+
+    /** Hands on `buf` (its bytes `[0, position)`) and replaces it with an empty one. */
+    protected def flush(): Unit
 
     private def room(n: Int): Unit = if (buf.remaining < n) flush()
 
@@ -191,9 +176,70 @@ object FilesTransfer {
     }
   }
 
+  /**
+   * [[Out]] into a file channel. On tmpfs most of the time is the kernel's (page allocation and
+   * copy, serialized per file), so our filling of buffers runs on the calling thread while a
+   * second thread only hands full buffers to the kernel. Buffers are small so that they are still
+   * in the CPU cache when the kernel copies them.
+   */
+  private final class ChannelOut(ch: FileChannel) extends Out {
+    private val free = new ArrayBlockingQueue[ByteBuffer](Buffers)
+    private val full = new ArrayBlockingQueue[ByteBuffer](Buffers + 1)
+    for (_ <- 0 until Buffers) free.add(ByteBuffer.allocateDirect(BufferBytes).order(ByteOrder.LITTLE_ENDIAN))
+    protected var buf: ByteBuffer = free.take()
+    @volatile private var failure: Throwable = _
+    private var closed = false
+    private val writer = new Thread(() => {
+      var b = full.take()
+      while (b ne End) {
+        // After a failure, buffers are still recycled so that the filling thread never blocks.
+        if (failure == null) try { while (b.hasRemaining) ch.write(b) } catch { case t: Throwable => failure = t }
+        b.clear()
+        free.put(b)
+        b = full.take()
+      }
+    }, "deltalog-files-transfer")
+    writer.setDaemon(true)
+    writer.start()
+
+    protected def flush(): Unit = { buf.flip(); full.put(buf); buf = free.take() }
+
+    /** Hands over what is left and waits for the writer: its failure, or null. Idempotent. */
+    def close(): Throwable = {
+      if (!closed) {
+        closed = true
+        buf.flip()
+        full.put(buf)
+        full.put(End)
+        writer.join()
+      }
+      failure
+    }
+  }
+
+  /**
+   * [[Out]] into the memory map of a file ([[TransferMaps.Target]]): each buffer is the next
+   * window of the map, so filling it is writing the file. The map grows (file extended, mapped
+   * anew) when a window would pass its end; [[close]] cuts the file to the bytes written.
+   */
+  private final class MappedOut(target: TransferMaps.Target) extends Out {
+    private var start = 0L
+    protected var buf: ByteBuffer = window()
+
+    private def window(): ByteBuffer = {
+      if (target.capacity - start < BufferBytes) target.grow(math.max(target.capacity * 2, start + BufferBytes))
+      target.map.slice(start.toInt, BufferBytes).order(ByteOrder.LITTLE_ENDIAN)
+    }
+
+    protected def flush(): Unit = { start += buf.position(); buf = window() }
+
+    /** Cuts the file to the bytes written. */
+    def close(): Unit = target.truncate(start + buf.position())
+  }
+
   private val Zeros = new Array[Byte](4096)
   private val Buffers = 4
-  private val BufferBytes = 1 << 20
+  private[api] val BufferBytes = 1 << 20
   /** Tells the writer thread of [[Out]] to stop. */
   private val End = ByteBuffer.allocate(0)
   private val SegmentMask = Utf8Column.SegmentRows - 1

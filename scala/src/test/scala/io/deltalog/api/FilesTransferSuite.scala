@@ -116,6 +116,16 @@ class FilesTransferSuite {
         Files.write(reused, Array.fill[Byte](Files.size(fast).toInt + 4099)(7))
         assertTrue(FilesTransfer.write(s, reused.toString, bs))
         assertArrayEquals(Files.readAllBytes(fast), Files.readAllBytes(reused), s"reused file (batch size $bs)")
+        // Written again: through the memory map kept from the write before, no new map.
+        val maps = TransferMaps.mapsCreated.get()
+        assertTrue(FilesTransfer.write(s, reused.toString, bs))
+        assertEquals(maps, TransferMaps.mapsCreated.get(), "kept map used")
+        assertArrayEquals(Files.readAllBytes(fast), Files.readAllBytes(reused), s"reused file, kept map (batch size $bs)")
+        // An existing file much shorter than the transfer: its map grows while it is written.
+        val short = dir.resolve(s"short-$bs")
+        Files.write(short, Array[Byte](1, 2, 3))
+        assertTrue(FilesTransfer.write(s, short.toString, bs))
+        assertArrayEquals(Files.readAllBytes(fast), Files.readAllBytes(short), s"short file grown (batch size $bs)")
       }
     } finally deleteRecursively(dir)
   }
@@ -173,6 +183,41 @@ class FilesTransferSuite {
       assertEquals(0L, empty.numFiles)
       assertTransfers(empty.state, Seq(7))
     } finally deleteRecursively(t)
+  }
+
+  /** One reused file alternately given a large and a small state: each write leaves exactly its own bytes. */
+  @Test def keptMapsOfReusedFilesLeaveExactlyTheNewContent(): Unit = {
+    val t = newTable()
+    val dir = Files.createTempDirectory("deltalog-transfer-kept")
+    try {
+      writeCommit(t, 0, Seq(protocol12, meta()) ++ (0 until 30000).map(plain(0, _, partitioned = false)))
+      val big = DeltaLog.uncached(t.toString, conf).snapshot().state
+      writeCommit(t, 1, (0 until 30000 by 2).map(i => RemoveFile(plain(0, i, partitioned = false).path, Some(5L))))
+      val small = DeltaLog.uncached(t.toString, conf).snapshot().state
+      def channelBytes(s: SnapshotState, name: String): Array[Byte] = {
+        val f = dir.resolve(name)
+        assertTrue(FilesTransfer.write(s, f.toString))
+        Files.readAllBytes(f)
+      }
+      val bigBytes = channelBytes(big, "big")
+      val smallBytes = channelBytes(small, "small")
+      assertTrue(bigBytes.length > 2 * FilesTransfer.BufferBytes, "several map windows")
+      val reused = dir.resolve("reused")
+      Files.write(reused, Array[Byte](0))
+      for ((s, expected, label) <- Seq((small, smallBytes, "small"), (big, bigBytes, "big"), (small, smallBytes, "small"),
+          (small, smallBytes, "small"), (big, bigBytes, "big"))) {
+        assertTrue(FilesTransfer.write(s, reused.toString))
+        assertArrayEquals(expected, Files.readAllBytes(reused), label)
+      }
+      // a file replaced under the same name is mapped anew, not written through the old map
+      val maps = TransferMaps.mapsCreated.get()
+      val replacement = dir.resolve("replacement")
+      Files.write(replacement, Array.fill[Byte](bigBytes.length + FilesTransfer.BufferBytes)(9)) // no growth needed
+      Files.move(replacement, reused, java.nio.file.StandardCopyOption.REPLACE_EXISTING)
+      assertTrue(FilesTransfer.write(small, reused.toString))
+      assertEquals(maps + 1, TransferMaps.mapsCreated.get())
+      assertArrayEquals(smallBytes, Files.readAllBytes(reused))
+    } finally { deleteRecursively(t); deleteRecursively(dir) }
   }
 
   @Test def statesWithTagsAreLeftToArrowIpc(): Unit = {
