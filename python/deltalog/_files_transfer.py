@@ -105,7 +105,9 @@ class TransferFiles:
 
     On tmpfs (``/dev/shm``), most of a large transfer's cost is the kernel allocating fresh pages
     for a new file (and freeing them when the table goes); overwriting the pages of an existing
-    file costs about half. So up to ``limit`` files per transfer directory stay while this
+    file costs about half, and the driver writes a file it wrote before through a memory map it
+    kept (``TransferMaps``: no system call, no page fault). So up to ``limit`` files per transfer
+    directory stay while this
     process runs (named ``deltalog-<pid>-*.files``, removed at exit; files of processes that died
     are removed the next time a pool starts), and each is handed out again once the memory map of
     the table last read from it is gone. ``DELTALOG_TRANSFER_REUSE=0`` turns reuse off: every

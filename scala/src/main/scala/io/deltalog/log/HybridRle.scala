@@ -29,52 +29,20 @@ private[log] object HybridRle {
   def foreachRun(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int, count: Int, v: RunVisitor): Unit = {
     if (bitWidth < 0 || bitWidth > 32) throw new IllegalStateException(s"bad bit width $bitWidth")
     if (bitWidth == 0) { if (count > 0) v.run(0, count, 0); return }
-    val valueBytes = (bitWidth + 7) / 8
-    val mask = if (bitWidth == 32) 0xFFFFFFFFL else (1L << bitWidth) - 1
-    var p = pos
+    val runs = new Runs(buf, pos, end, bitWidth)
+    var unpacked: Array[Int] = null
     var k = 0
     while (k < count) {
-      var header = 0L
-      var shift = 0
-      var more = true
-      while (more) {
-        if (p >= end) throw new IllegalStateException("RLE/bit-packed data ends inside a run header")
-        val b = buf.get(p) & 0xFF
-        p += 1
-        header |= (b & 0x7FL) << shift
-        shift += 7
-        more = (b & 0x80) != 0
-        if (shift > 35 && more) throw new IllegalStateException("RLE/bit-packed run header too long")
-      }
-      if ((header & 1) == 0) {
-        val n = (header >>> 1).toInt
-        if (n <= 0 || p + valueBytes > end) throw new IllegalStateException("bad RLE run")
-        var value = 0L
+      runs.next()
+      val take = math.min(runs.length, count - k)
+      if (runs.rle) { if (!v.run(k, take, runs.value)) return }
+      else {
+        if (unpacked == null || unpacked.length < take) unpacked = new Array[Int](take)
+        runs.unpack(take, unpacked, 0)
         var i = 0
-        while (i < valueBytes) { value |= (buf.get(p + i) & 0xFFL) << (8 * i); i += 1 }
-        p += valueBytes
-        val take = math.min(n, count - k)
-        if (!v.run(k, take, value.toInt)) return
-        k += take
-      } else {
-        val groups = (header >>> 1).toInt
-        val runEnd = p.toLong + groups.toLong * bitWidth
-        if (groups <= 0 || runEnd > end) throw new IllegalStateException("bad bit-packed run")
-        val take = math.min(groups.toLong * 8, (count - k).toLong).toInt
-        var acc = 0L
-        var bits = 0
-        var q = p
-        var i = 0
-        while (i < take) {
-          while (bits < bitWidth) { acc |= (buf.get(q) & 0xFFL) << bits; q += 1; bits += 8 }
-          if (!v.run(k + i, 1, (acc & mask).toInt)) return
-          acc >>>= bitWidth
-          bits -= bitWidth
-          i += 1
-        }
-        k += take
-        p = runEnd.toInt
+        while (i < take) { if (!v.run(k + i, 1, unpacked(i))) return; i += 1 }
       }
+      k += take
     }
   }
 
@@ -103,11 +71,36 @@ private[log] object HybridRle {
   def decode(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int, count: Int, out: Array[Int]): Int = {
     if (bitWidth < 0 || bitWidth > 32) throw new IllegalStateException(s"bad bit width $bitWidth")
     if (bitWidth == 0) { java.util.Arrays.fill(out, 0, count, 0); return pos }
-    val valueBytes = (bitWidth + 7) / 8
-    val mask = if (bitWidth == 32) 0xFFFFFFFFL else (1L << bitWidth) - 1
-    var p = pos
+    val runs = new Runs(buf, pos, end, bitWidth)
     var k = 0
     while (k < count) {
+      runs.next()
+      val take = math.min(runs.length, count - k)
+      if (runs.rle) java.util.Arrays.fill(out, k, k + take, runs.value) else runs.unpack(take, out, k)
+      k += take
+    }
+    runs.position
+  }
+
+  /**
+   * The runs of `buf` from absolute position `pos` (bytes up to `end`), one [[next]] at a time:
+   * an RLE run of [[length]] copies of [[value]], or a bit-packed run of [[length]] values (whole
+   * groups of 8) read by [[unpack]]. `bitWidth` is 1..32.
+   */
+  private final class Runs(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int) {
+    private val valueBytes = (bitWidth + 7) / 8
+    private val mask = if (bitWidth == 32) 0xFFFFFFFFL else (1L << bitWidth) - 1
+    private var p = pos
+    private var packedAt = 0
+    var rle = false
+    var length = 0
+    var value = 0
+
+    /** Position after the runs read so far. */
+    def position: Int = p
+
+    /** Reads the next run's header (and an RLE run's value). */
+    def next(): Unit = {
       // ULEB128 run header
       var header = 0L
       var shift = 0
@@ -121,36 +114,39 @@ private[log] object HybridRle {
         more = (b & 0x80) != 0
         if (shift > 35 && more) throw new IllegalStateException("RLE/bit-packed run header too long")
       }
-      if ((header & 1) == 0) {
+      rle = (header & 1) == 0
+      if (rle) {
         val n = (header >>> 1).toInt
         if (n <= 0 || p + valueBytes > end) throw new IllegalStateException("bad RLE run")
         var v = 0L
         var i = 0
         while (i < valueBytes) { v |= (buf.get(p + i) & 0xFFL) << (8 * i); i += 1 }
         p += valueBytes
-        val take = math.min(n, count - k)
-        java.util.Arrays.fill(out, k, k + take, v.toInt)
-        k += take
+        length = n
+        value = v.toInt
       } else {
         val groups = (header >>> 1).toInt
         val runEnd = p.toLong + groups.toLong * bitWidth
-        if (groups <= 0 || runEnd > end) throw new IllegalStateException("bad bit-packed run")
-        val take = math.min(groups.toLong * 8, (count - k).toLong).toInt
-        var acc = 0L
-        var bits = 0
-        var q = p
-        var i = 0
-        while (i < take) {
-          while (bits < bitWidth) { acc |= (buf.get(q) & 0xFFL) << bits; q += 1; bits += 8 }
-          out(k + i) = (acc & mask).toInt
-          acc >>>= bitWidth
-          bits -= bitWidth
-          i += 1
-        }
-        k += take
+        if (groups <= 0 || runEnd > end || groups.toLong * 8 > Int.MaxValue) throw new IllegalStateException("bad bit-packed run")
+        packedAt = p
+        length = groups * 8
         p = runEnd.toInt
       }
     }
-    p
+
+    /** The first `take` values of the current bit-packed run into `out(at until at + take)`. */
+    def unpack(take: Int, out: Array[Int], at: Int): Unit = {
+      var acc = 0L
+      var bits = 0
+      var q = packedAt
+      var i = 0
+      while (i < take) {
+        while (bits < bitWidth) { acc |= (buf.get(q) & 0xFFL) << bits; q += 1; bits += 8 }
+        out(at + i) = (acc & mask).toInt
+        acc >>>= bitWidth
+        bits -= bitWidth
+        i += 1
+      }
+    }
   }
 }
