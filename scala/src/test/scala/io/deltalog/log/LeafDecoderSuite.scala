@@ -219,6 +219,57 @@ class LeafDecoderSuite {
     }
   }
 
+  /** [[PageLevelRuns]] gives every page's definition levels (V1 and V2 pages) as parquet-mr sees them. */
+  @Test def pageLevelRunsMatchParquetMr(): Unit = {
+    for (version <- Seq(WriterVersion.PARQUET_1_0, WriterVersion.PARQUET_2_0)) {
+      val file = writeFile(version, dictionary = true, 20000, seed = 5 + version.ordinal)
+      for (c <- Seq("a", "b", "c", "d", "e", "f", "g")) {
+        val d = schema.getColumnDescription(Array(c))
+        val want = reference(file, c).map(v => if (v == null) 0 else d.getMaxDefinitionLevel)
+        val r = ParquetFileReader.open(HadoopInputFile.fromPath(file, new Configuration()))
+        val got = IndexedSeq.newBuilder[Int]
+        try {
+          var pages = r.readNextRowGroup()
+          while (pages != null) {
+            val pr = pages.getPageReader(d)
+            var page = pr.readPage()
+            while (page != null) {
+              var next = 0
+              PageLevelRuns.definitionLevels(page, d, new HybridRle.RunVisitor {
+                def run(start: Int, length: Int, level: Int): Boolean = {
+                  assertEquals(next, start)
+                  got ++= Iterator.fill(length)(level)
+                  next += length
+                  true
+                }
+              })
+              assertEquals(page.getValueCount, next)
+              page = pr.readPage()
+            }
+            pages = r.readNextRowGroup()
+          }
+        } finally r.close()
+        assertEquals(want, got.result(), s"$version column $c")
+      }
+    }
+    // a V1 page whose levels use the old BIT_PACKED encoding goes through parquet-mr's reader
+    val d = schema.getColumnDescription(Array("a"))
+    val levels = Seq(1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1)
+    val w = new org.apache.parquet.column.values.bitpacking.BitPackingValuesWriter(1, 64, 1 << 16, HeapByteBufferAllocator.getInstance())
+    levels.foreach(w.writeInteger)
+    val values = ByteBuffer.allocate(8 * levels.sum).order(ByteOrder.LITTLE_ENDIAN)
+    val bytes = org.apache.parquet.bytes.BytesInput.concat(w.getBytes, org.apache.parquet.bytes.BytesInput.from(values))
+    val page = new org.apache.parquet.column.page.DataPageV1(bytes, levels.size, bytes.size.toInt,
+      org.apache.parquet.column.statistics.Statistics.createStats(d.getPrimitiveType),
+      org.apache.parquet.column.Encoding.BIT_PACKED, org.apache.parquet.column.Encoding.BIT_PACKED,
+      org.apache.parquet.column.Encoding.PLAIN)
+    val got = IndexedSeq.newBuilder[Int]
+    PageLevelRuns.definitionLevels(page, d, new HybridRle.RunVisitor {
+      def run(start: Int, length: Int, level: Int): Boolean = { got ++= Iterator.fill(length)(level); true }
+    })
+    assertEquals(levels, got.result())
+  }
+
   @Test def truncatedPlainPageIsATypedError(): Unit = {
     // A PLAIN int64 page that claims more values than it holds: an IllegalStateException naming
     // the column (the checkpoint reader turns it into a corrupt-checkpoint error), never an
