@@ -14,6 +14,8 @@ import java.nio.charset.{CharacterCodingException, CodingErrorAction, StandardCh
  * characters.
  */
 object PathCodec {
+  import WordBytes.{HighBits, Ones}
+
   private val Hex = "0123456789ABCDEF"
 
   private val AsciiAllowed: Array[Boolean] = {
@@ -104,7 +106,6 @@ object PathCodec {
   }
 
   private val PathSeed = 0x2545F4914F6CDD1DL
-  private val HighBits = 0x8080808080808080L
 
   /** True when the `n` low bytes of `w` (all ASCII) are characters [[encodePath]] keeps literal. */
   private def allowedWord(w: Long, n: Int): Boolean = {
@@ -114,8 +115,7 @@ object PathCodec {
     ok
   }
 
-  private val Ones = 0x0101010101010101L
-  private val CaseBit = 0x2020202020202020L
+  private val CaseBit = WordBytes.repeated(0x20)
 
   /** Per byte of `x` (all bytes ASCII): the high bit set when `lo <= byte <= hi` (no carries). */
   private def inRange(x: Long, lo: Int, hi: Int): Long =

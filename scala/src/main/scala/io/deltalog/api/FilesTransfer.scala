@@ -96,13 +96,18 @@ object FilesTransfer {
       }
     }
     if (batch.count > 0 || batches.size == 0) flush()
+    val end = trailer(batches)
+    out.put(end, 0, end.length)
+  }
+
+  /** The end of a file: the footer (JSON, the batches' entries), its length (int32 LE), [[Magic]]. */
+  private[api] def trailer(batches: com.fasterxml.jackson.databind.node.ArrayNode): Array[Byte] = {
     val footer = JsonNodeFactory.instance.objectNode()
     footer.set("batches", batches)
-    val bytes = footer.toString.getBytes(UTF_8)
-    out.put(bytes, 0, bytes.length)
-    out.putInt(bytes.length)
+    val json = footer.toString.getBytes(UTF_8)
     val magic = Magic.getBytes(UTF_8)
-    out.put(magic, 0, magic.length)
+    ByteBuffer.allocate(json.length + 4 + magic.length).order(ByteOrder.LITTLE_ENDIAN)
+      .put(json).putInt(json.length).put(magic).array()
   }
 
   /**
@@ -113,7 +118,7 @@ object FilesTransfer {
     protected var buf: ByteBuffer
     var position = 0L
 
-    /** Hands on `buf` (its bytes `[0, position)`) and replaces it with an empty one. */
+    /** Hands on `buf` (its bytes `[0, buf.position)`, the last of the file's `position`) and replaces it with an empty one. */
     protected def flush(): Unit
 
     private def room(n: Int): Unit = if (buf.remaining < n) flush()
@@ -126,8 +131,8 @@ object FilesTransfer {
         val n = math.min(left, buf.remaining)
         buf.put(b, o, n)
         o += n; left -= n
+        position += n
       }
-      position += len
     }
     def putInt(v: Int): Unit = { room(4); buf.putInt(v); position += 4 }
     def zeros(n: Long): Unit = {
@@ -223,18 +228,18 @@ object FilesTransfer {
    * anew) when a window would pass its end; [[close]] cuts the file to the bytes written.
    */
   private final class MappedOut(target: TransferMaps.Target) extends Out {
-    private var start = 0L
-    protected var buf: ByteBuffer = window()
+    protected var buf: ByteBuffer = window(0L)
 
-    private def window(): ByteBuffer = {
-      if (target.capacity - start < BufferBytes) target.grow(math.max(target.capacity * 2, start + BufferBytes))
-      target.map.slice(start.toInt, BufferBytes).order(ByteOrder.LITTLE_ENDIAN)
+    /** The map from `at` on (the file's next bytes). */
+    private def window(at: Long): ByteBuffer = {
+      if (target.capacity - at < BufferBytes) target.grow(math.max(target.capacity * 2, at + BufferBytes))
+      target.map.slice(at.toInt, BufferBytes).order(ByteOrder.LITTLE_ENDIAN)
     }
 
-    protected def flush(): Unit = { start += buf.position(); buf = window() }
+    protected def flush(): Unit = buf = window(position)
 
     /** Cuts the file to the bytes written. */
-    def close(): Unit = target.truncate(start + buf.position())
+    def close(): Unit = target.truncate(position)
   }
 
   private val Zeros = new Array[Byte](4096)

@@ -68,6 +68,9 @@ object ReplayWarmup {
         val log = DeltaLog.uncached(dir.toString, conf)
         val snapshot = log.update()
         val n = snapshot.numFiles
+        // A new transfer file each round, as a driver's first transfer is (an existing one would
+        // be written through a map kept for it, TransferMaps, of a file about to be deleted).
+        Files.deleteIfExists(java.nio.file.Paths.get(transfer))
         if (!FilesTransfer.write(snapshot.state, transfer)) FilesArrow.addsFromStateToFile(snapshot.state, transfer)
         DeltaLog.uncached(dir.toString, conf).readProtocolAndMetadata()
         n

@@ -344,9 +344,7 @@ object CommitReader {
   private[log] object LineFilter {
     private val AddHead = "{\"add\":{".getBytes(StandardCharsets.US_ASCII)
     private val RemoveHead = "{\"remove\":{".getBytes(StandardCharsets.US_ASCII)
-    private val Ones = 0x0101010101010101L
-    private val HighBits = 0x8080808080808080L
-    private val Newlines = 0x0A0A0A0A0A0A0A0AL
+    private val Newlines = io.deltalog.actions.WordBytes.repeated('\n')
 
     /** Length of the add / remove head the line at `s` starts with, else 0. */
     def fileActionHead(bytes: Array[Byte], s: Int, len: Int): Int =
@@ -360,14 +358,12 @@ object CommitReader {
     /**
      * Index of the first `\n` in `bytes(from until len)`, or `len`. Words of 8 bytes (little-endian,
      * so the lowest flagged byte is the first in the text) are tested for a newline byte at once:
-     * `(x - 0x01..) & ~x & 0x80..` is non-zero exactly when `x` has a zero byte, and its lowest set
-     * bit marks the first one.
+     * a newline is a zero byte of the word xor'ed with newlines ([[io.deltalog.actions.WordBytes.zeroBytes]]).
      */
     def lineEnd(words: ByteBuffer, bytes: Array[Byte], from: Int, len: Int): Int = {
       var i = from
       while (i <= len - 8) {
-        val x = words.getLong(i) ^ Newlines
-        val t = (x - Ones) & ~x & HighBits
+        val t = io.deltalog.actions.WordBytes.zeroBytes(words.getLong(i) ^ Newlines)
         if (t != 0) return i + (java.lang.Long.numberOfTrailingZeros(t) >>> 3)
         i += 8
       }

@@ -15,7 +15,6 @@ import io.deltalog.log.{FileChunk, SnapshotState, Utf8Column}
  * and both must give byte-identical files.
  */
 object RowWiseFilesTransfer {
-  import FilesTransfer.Magic
   private val BatchSize = 65536
   private val Align = 64
 
@@ -50,13 +49,8 @@ object RowWiseFilesTransfer {
         }
       }
       if (rows.count > 0 || batches.size == 0) flush()
-      val footer = JsonNodeFactory.instance.objectNode()
-      footer.set("batches", batches)
-      val bytes = footer.toString.getBytes(UTF_8)
-      out.put(bytes, 0, bytes.length)
-      out.putInt(bytes.length)
-      val magic = Magic.getBytes(UTF_8)
-      out.put(magic, 0, magic.length)
+      val end = FilesTransfer.trailer(batches) // the trailer is not what this reference checks
+      out.put(end, 0, end.length)
       out.flush()
     } finally ch.close()
     true
