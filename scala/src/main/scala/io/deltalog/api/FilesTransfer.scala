@@ -8,7 +8,7 @@ import java.util.concurrent.ArrayBlockingQueue
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory
 
-import io.deltalog.log.{EncodedMap, FileChunk, SnapshotState, Utf8Column}
+import io.deltalog.log.{EncodedMap, FileChunk, RowBlocks, SnapshotState, Utf8Column}
 
 /**
  * The live files of a snapshot written for Python as raw Arrow buffers, without Arrow Java: each
@@ -169,15 +169,26 @@ object FilesTransfer {
       while (r <= b) {
         if (buf.remaining < 4) flush()
         val end = r + math.min(b + 1 - r, buf.remaining >> 2)
-        var p = buf.position()
-        while (r < end) {
-          val o = offsets(r)
-          buf.putInt(p, (if (o < 0) -o - 1 else o) + shift)
-          p += 4; r += 1
+        val p = buf.position()
+        while (r < end) { // in short calls, compiled early (RowBlocks)
+          val until = math.min(end, r + RowBlocks.Size)
+          putOffsetBlock(offsets, r, until, shift)
+          r = until
         }
-        position += p - buf.position()
-        buf.position(p)
+        position += buf.position() - p
       }
+    }
+
+    /** `offsets(r until until)` (null marks removed, plus `shift`) at the buffer's position, advanced. */
+    private def putOffsetBlock(offsets: Array[Int], from: Int, until: Int, shift: Int): Unit = {
+      var p = buf.position()
+      var r = from
+      while (r < until) {
+        val o = offsets(r)
+        buf.putInt(p, (if (o < 0) -o - 1 else o) + shift)
+        p += 4; r += 1
+      }
+      buf.position(p)
     }
   }
 
@@ -315,7 +326,7 @@ object FilesTransfer {
 
     private def utf8(out: Out, name: String, col: FileChunk => Utf8Column, nullable: Boolean,
         begin: String => Long, end: (String, Long) => Unit): Unit = {
-      if (nullable) {
+      if (nullable && hasNulls(col)) {
         val bits = new Slices {
           val validity = new Array[Byte]((count + 7) / 8)
           var k = 0
@@ -356,9 +367,18 @@ object FilesTransfer {
       end(name + ".data", s)
     }
 
+    /** True when a row of the batch may be null in `col` (false when its chunks have no null). */
+    private def hasNulls(col: FileChunk => Utf8Column): Boolean = (0 until runs).exists(i => col(chunks(i)).nullCount > 0)
+
     /** `partitionValues`: entry offsets, then keys and values as UTF-8 columns (values may be null). */
     private def partitionValues(out: Out, begin: String => Long, end: (String, Long) => Unit): Unit = {
       val n = count
+      if ((0 until runs).forall(i => chunks(i).hasNoPartitionValues)) { // every map empty: offsets all 0
+        val s = begin("partitionValues.offsets")
+        out.zeros(4L * (n + 1))
+        end("partitionValues.offsets", s)
+        return
+      }
       val maps = new Array[Map[String, String]](n)
       var i = 0
       var k = 0

@@ -5,6 +5,7 @@ import io.deltalog.actions.Action
 import io.deltalog.log.{DeltaLog, Snapshot}
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.deltalog.SessionHadoopConf
 
 /**
  * py4j entry points for tables: simple types in (paths, longs), JSON strings and Arrow IPC
@@ -21,7 +22,7 @@ object TableApi {
   /** The shared Configuration (also used by [[TxnApi]], so both see the same cached DeltaLog). */
   private[api] def hadoopConf(): Configuration = synchronized {
     if (conf == null) {
-      conf = SparkSession.getActiveSession.map(_.sessionState.newHadoopConf()).getOrElse(new Configuration())
+      conf = SparkSession.getActiveSession.map(SessionHadoopConf.of).getOrElse(new Configuration())
     }
     conf
   }

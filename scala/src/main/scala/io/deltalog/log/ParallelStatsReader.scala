@@ -69,6 +69,31 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
     out
   }
 
+  /** Waits until the decision for row `row` is published: the rows decided so far, or -1 when aborted. */
+  private def awaitPublished(row: Int): Int = {
+    var spins = 0
+    var avail = published.get()
+    while (row >= avail) {
+      if (aborted) return -1
+      spins += 1
+      if (spins < 64) Thread.onSpinWait() else LockSupport.parkNanos(50000L)
+      avail = published.get()
+    }
+    avail
+  }
+
+  /** Appends the stats of the kept rows among `from until until` to `column`. */
+  private def copy(stats: BinaryLeafDecoder, max: Int, column: Utf8ColumnBuilder, from: Int, until: Int): Unit = {
+    var i = from
+    while (i < until) {
+      val dl = stats.next()
+      if (kept(i)) {
+        if (dl == max) column.add(stats.buf, stats.off, stats.len) else column.addNull()
+      }
+      i += 1
+    }
+  }
+
   private def run(): Unit = {
     val d = schema.getColumnDescription(Array("add", "stats"))
     val chunk = block.getColumns.toArray.collectFirst {
@@ -104,22 +129,14 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
       val column = this.out
       var i = 0
       var avail = 0
-      spins = 0
       while (i < rows) {
-        while (i >= avail) {
-          if (aborted) return
-          avail = published.get()
-          if (i >= avail) {
-            spins += 1
-            if (spins < 64) Thread.onSpinWait() else LockSupport.parkNanos(50000L)
-          }
+        if (i >= avail) {
+          avail = awaitPublished(i)
+          if (avail < 0) return
         }
-        spins = 0
-        val dl = stats.next()
-        if (kept(i)) {
-          if (dl == max) column.add(stats.buf, stats.off, stats.len) else column.addNull()
-        }
-        i += 1
+        val until = math.min(avail, i + RowBlocks.Size) // short calls: compiled early (RowBlocks)
+        copy(stats, max, column, i, until)
+        i = until
       }
     } finally if (reader != null) reader.close()
   }

@@ -225,84 +225,104 @@ private[log] object PlainAddColumns {
 
   private def readRows(pages: PageReadStore, schema: MessageType, createdBy: String, version: Long, sink: ReplaySink,
       ps: ParallelStatsReader, ds: DetachedStats): Unit = {
-    val add = schema.getType(schema.getFieldIndex("add")).asGroupType()
-    val store = new ColumnReadStoreImpl(pages, new ParquetActionConverters.IgnoreGroup(schema), schema, createdBy)
-    val addLevel = schema.getMaxDefinitionLevel("add")
-    def binary(name: String) = {
+    val rows = new Rows(pages, schema, createdBy, version, sink, ps, ds)
+    val n = pages.getRowCount
+    var i = 0L
+    while (i < n) {
+      val until = math.min(n, i + RowBlocks.Size) // see RowBlocks
+      rows.block(i, until)
+      i = until
+    }
+  }
+
+  /** The leaf decoders of one row group's `add` columns and the loop over its rows ([[block]]). */
+  private final class Rows(pages: PageReadStore, schema: MessageType, createdBy: String, version: Long,
+      sink: ReplaySink, ps: ParallelStatsReader, ds: DetachedStats) {
+    private val add = schema.getType(schema.getFieldIndex("add")).asGroupType()
+    private val store = new ColumnReadStoreImpl(pages, new ParquetActionConverters.IgnoreGroup(schema), schema, createdBy)
+    private val addLevel = schema.getMaxDefinitionLevel("add")
+    private def binary(name: String) = {
       val d = schema.getColumnDescription(Array("add", name))
       new BinaryLeafDecoder(pages.getPageReader(d), d)
     }
-    val path = binary("path")
-    val pathMax = schema.getMaxDefinitionLevel("add", "path")
-    def leaf(name: String) = if (add.containsField(name)) new Leaf(store, schema, name) else null
-    def descriptor(name: String) = schema.getColumnDescription(Array("add", name))
-    def longLeaf(name: String) =
+    private val path = binary("path")
+    private val pathMax = schema.getMaxDefinitionLevel("add", "path")
+    private def leaf(name: String) = if (add.containsField(name)) new Leaf(store, schema, name) else null
+    private def descriptor(name: String) = schema.getColumnDescription(Array("add", name))
+    private def longLeaf(name: String) =
       if (add.containsField(name)) new LongLeafDecoder(pages.getPageReader(descriptor(name)), descriptor(name)) else null
-    def maxLevel(name: String) = if (add.containsField(name)) schema.getMaxDefinitionLevel("add", name) else 0
-    val size = longLeaf("size")
-    val sizeMax = maxLevel("size")
-    val mtime = longLeaf("modificationTime")
-    val mtimeMax = maxLevel("modificationTime")
-    val dataChange = if (add.containsField("dataChange"))
+    private def maxLevel(name: String) = if (add.containsField(name)) schema.getMaxDefinitionLevel("add", name) else 0
+    private val size = longLeaf("size")
+    private val sizeMax = maxLevel("size")
+    private val mtime = longLeaf("modificationTime")
+    private val mtimeMax = maxLevel("modificationTime")
+    private val dataChange = if (add.containsField("dataChange"))
       new BooleanLeafDecoder(pages.getPageReader(descriptor("dataChange")), descriptor("dataChange")) else null
-    val dataChangeMax = maxLevel("dataChange")
-    val stats = if (add.containsField("stats")) binary("stats") else null
-    val statsMax = if (stats == null) 0 else schema.getMaxDefinitionLevel("add", "stats")
-    val pv = if (add.containsField("partitionValues")) new MapLeaves(store, schema, add, "partitionValues") else null
+    private val dataChangeMax = maxLevel("dataChange")
+    private val stats = if (add.containsField("stats")) binary("stats") else null
+    private val statsMax = if (stats == null) 0 else schema.getMaxDefinitionLevel("add", "stats")
+    private val pv = if (add.containsField("partitionValues")) new MapLeaves(store, schema, add, "partitionValues") else null
     // Fields a plain row does not have: read column-wise too; a row with any of them becomes an AddFile.
-    val tags = if (add.containsField("tags")) new MapLeaves(store, schema, add, "tags") else null
-    val dv = if (add.containsField("deletionVector"))
+    private val tags = if (add.containsField("tags")) new MapLeaves(store, schema, add, "tags") else null
+    private val dv = if (add.containsField("deletionVector"))
       new DvLeaves(store, schema, add.getType(add.getFieldIndex("deletionVector")).asGroupType()) else null
-    val baseRowId = leaf("baseRowId")
-    val drcv = leaf("defaultRowCommitVersion")
-    val clusteringProvider = leaf("clusteringProvider")
-    val extras = tags != null || dv != null || baseRowId != null || drcv != null || clusteringProvider != null
-    val row = new PlainAddRow
-    val rows = pages.getRowCount
-    var i = 0L
-    while (i < rows) {
-      val pathLevel = path.next()
-      if (pathLevel < addLevel) {
-        if (ps != null) ps.decide(i.toInt, false)
-        if (size != null) size.next()
-        if (mtime != null) mtime.next()
-        if (dataChange != null) dataChange.next()
-        if (stats != null) stats.next()
-        if (pv != null) pv.skipRow()
-        if (extras) {
-          if (tags != null) tags.skipRow()
-          if (dv != null) dv.row()
-          if (baseRowId != null) baseRowId.r.consume()
-          if (drcv != null) drcv.r.consume()
-          if (clusteringProvider != null) clusteringProvider.r.consume()
+    private val baseRowId = leaf("baseRowId")
+    private val drcv = leaf("defaultRowCommitVersion")
+    private val clusteringProvider = leaf("clusteringProvider")
+    val extras: Boolean = tags != null || dv != null || baseRowId != null || drcv != null || clusteringProvider != null
+    private val row = new PlainAddRow
+
+    /** Decodes rows `from until until` (in order, continuing the previous block). */
+    def block(from: Long, until: Long): Unit = {
+      var i = from
+      while (i < until) {
+        val pathLevel = path.next()
+        if (pathLevel < addLevel) {
+          if (ps != null) ps.decide(i.toInt, false)
+          if (size != null) size.next()
+          if (mtime != null) mtime.next()
+          if (dataChange != null) dataChange.next()
+          if (stats != null) stats.next()
+          if (pv != null) pv.skipRow()
+          if (extras) skipExtras()
+        } else {
+          if (pathLevel != pathMax) missing("path")
+          row.pathBuf = path.buf; row.pathOff = path.off; row.pathLen = path.len
+          if (size == null || size.next() != sizeMax) missing("size")
+          row.size = size.value
+          if (mtime == null || mtime.next() != mtimeMax) missing("modificationTime")
+          row.modificationTime = mtime.value
+          row.dataChange = dataChange != null && dataChange.next() == dataChangeMax && dataChange.value
+          if (stats != null && stats.next() == statsMax) {
+            row.statsBuf = stats.buf; row.statsOff = stats.off; row.statsLen = stats.len
+          } else row.statsBuf = null
+          row.partitionValues = if (pv == null) Map.empty else pv.row()
+          val keptBefore = if (ds == null) 0 else ds.keptRows
+          if (!extras) sink.acceptPlainAdd(version, row) else acceptWithExtras()
+          if (ps != null) ps.decide(i.toInt, ds.keptRows > keptBefore)
         }
-      } else {
-        if (pathLevel != pathMax) missing("path")
-        row.pathBuf = path.buf; row.pathOff = path.off; row.pathLen = path.len
-        if (size == null || size.next() != sizeMax) missing("size")
-        row.size = size.value
-        if (mtime == null || mtime.next() != mtimeMax) missing("modificationTime")
-        row.modificationTime = mtime.value
-        row.dataChange = dataChange != null && dataChange.next() == dataChangeMax && dataChange.value
-        if (stats != null && stats.next() == statsMax) {
-          row.statsBuf = stats.buf; row.statsOff = stats.off; row.statsLen = stats.len
-        } else row.statsBuf = null
-        row.partitionValues = if (pv == null) Map.empty else pv.row()
-        val keptBefore = if (ds == null) 0 else ds.keptRows
-        if (!extras) sink.acceptPlainAdd(version, row)
-        else {
-          val t = if (tags == null) None else { val m = tags.row(); if (tags.present) Some(m) else None }
-          val d = if (dv == null) None else dv.row()
-          val b = if (baseRowId == null) None else baseRowId.longOpt()
-          val r = if (drcv == null) None else drcv.longOpt()
-          val c = if (clusteringProvider == null) None else clusteringProvider.stringOpt()
-          if (t.isEmpty && d.isEmpty && b.isEmpty && r.isEmpty && c.isEmpty) sink.acceptPlainAdd(version, row)
-          else sink.accept(version, row.toAddFile.copy(tags = t, deletionVector = d, baseRowId = b,
-            defaultRowCommitVersion = r, clusteringProvider = c))
-        }
-        if (ps != null) ps.decide(i.toInt, ds.keptRows > keptBefore)
+        i += 1
       }
-      i += 1
+    }
+
+    private def skipExtras(): Unit = {
+      if (tags != null) tags.skipRow()
+      if (dv != null) dv.row()
+      if (baseRowId != null) baseRowId.r.consume()
+      if (drcv != null) drcv.r.consume()
+      if (clusteringProvider != null) clusteringProvider.r.consume()
+    }
+
+    /** The current row, with the extra fields of its `add` read: plain when they are all absent. */
+    private def acceptWithExtras(): Unit = {
+      val t = if (tags == null) None else { val m = tags.row(); if (tags.present) Some(m) else None }
+      val d = if (dv == null) None else dv.row()
+      val b = if (baseRowId == null) None else baseRowId.longOpt()
+      val r = if (drcv == null) None else drcv.longOpt()
+      val c = if (clusteringProvider == null) None else clusteringProvider.stringOpt()
+      if (t.isEmpty && d.isEmpty && b.isEmpty && r.isEmpty && c.isEmpty) sink.acceptPlainAdd(version, row)
+      else sink.accept(version, row.toAddFile.copy(tags = t, deletionVector = d, baseRowId = b,
+        defaultRowCommitVersion = r, clusteringProvider = c))
     }
   }
 }

@@ -30,7 +30,9 @@ final class FileChunk private[log] (
     clusteringProviders: Array[String],
     extras: Array[ExtraFields],
     /** Sum of the sizes of the files in this chunk (kept by the builder: a loop over a 1M-row chunk run once per load stays interpreted). */
-    val totalSize: Long) {
+    val totalSize: Long,
+    /** True when every row's partition values are an empty map (an unpartitioned table). */
+    val hasNoPartitionValues: Boolean) {
 
   def path(i: Int): String = paths.string(i)
   def size(i: Int): Long = sizes(i)
@@ -154,6 +156,7 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
   private var cps: Array[String] = _
   private var extras: Array[ExtraFields] = _
   private val interned = new java.util.HashMap[Map[String, String], Map[String, String]]()
+  private var nonEmptyPartitionValues = 0
 
   def size: Int = n
 
@@ -173,6 +176,7 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
 
   private def intern(m: Map[String, String]): Map[String, String] = {
     if (m.isEmpty) return FileChunkBuilder.EmptyMap
+    nonEmptyPartitionValues += 1
     val hit = interned.get(m)
     if (hit != null) hit
     else {
@@ -286,7 +290,8 @@ final class FileChunkBuilder(initialCapacity: Int = 1024) {
   }
 
   def result(): FileChunk = new FileChunk(n, paths.result(), trim(partitionValues), trimL(sizes), trimL(mtimes),
-    stats.result(), trim(tags), trim(dvs), trimL(baseRowIds), trimL(drcvs), trimB(rtPresent), trim(cps), trim(extras), sizeSum)
+    stats.result(), trim(tags), trim(dvs), trimL(baseRowIds), trimL(drcvs), trimB(rtPresent), trim(cps), trim(extras), sizeSum,
+    nonEmptyPartitionValues == 0)
 }
 
 object FileChunkBuilder {

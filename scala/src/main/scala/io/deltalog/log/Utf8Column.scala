@@ -13,7 +13,9 @@ import java.nio.charset.StandardCharsets.UTF_8
 final class Utf8Column private[log] (
     val length: Int,
     private val data: Array[Array[Byte]],
-    private val offsets: Array[Array[Int]]) {
+    private val offsets: Array[Array[Int]],
+    /** Null rows (a bulk reader skips its null checks when 0). */
+    val nullCount: Int) {
   import Utf8Column._
 
   @inline private def seg(i: Int): Int = i >>> SegmentShift
@@ -90,6 +92,7 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64, expectedRows: Int =
   private var pos = 0 // bytes used in `data`
   private var r = 0 // rows in the current segment
   private var n = 0
+  private var nulls = 0
   // The first segment is sized for the expected rows, so growing it rarely copies.
   private var expected = expectedRows
   private var firstRows = math.max(16, math.min(expectedRows, SegmentRows))
@@ -151,6 +154,7 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64, expectedRows: Int =
     offsets(r + 1) = -pos - 1
     r += 1
     n += 1
+    nulls += 1
   }
 
   /** Appends `len` bytes of `src` from `off` (already UTF-8). */
@@ -185,6 +189,6 @@ final class Utf8ColumnBuilder(expectedBytesPerRow: Int = 64, expectedRows: Int =
   /** The column (the builder must not be used afterwards). */
   def result(): Utf8Column = {
     if (data != null) { closeSegment(); data = null }
-    new Utf8Column(n, segData.toArray, segOffsets.toArray)
+    new Utf8Column(n, segData.toArray, segOffsets.toArray, nulls)
   }
 }

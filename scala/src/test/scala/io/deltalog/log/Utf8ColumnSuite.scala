@@ -28,6 +28,24 @@ class Utf8ColumnSuite {
       if (i % 7 == 3) assertTrue(c.isNull(i), s"row $i")
       else assertEquals(new String(value(i, 5 + i % 40), UTF_8), c.string(i), s"row $i")
     }
+    assertEquals((0 until n).count(_ % 7 == 3), c.nullCount)
+    val noNulls = new Utf8ColumnBuilder()
+    noNulls.add("a"); noNulls.add("")
+    assertEquals(0, noNulls.result().nullCount)
+  }
+
+  @Test def partitionValuesEmptyInEveryRow(): Unit = {
+    def chunk(pvs: Map[String, String]*): FileChunk = {
+      val b = new FileChunkBuilder()
+      pvs.zipWithIndex.foreach { case (pv, i) =>
+        b += io.deltalog.actions.AddFile(s"f$i", pv, 1L, 0L, dataChange = true)
+      }
+      b.result()
+    }
+    assertTrue(chunk(Map.empty, Map.empty).hasNoPartitionValues)
+    assertTrue(chunk().hasNoPartitionValues)
+    assertFalse(chunk(Map.empty, Map("p" -> "1")).hasNoPartitionValues)
+    assertFalse(chunk(Map("p" -> null)).hasNoPartitionValues)
   }
 
   @Test def expectedSizesGiveSegmentsWithoutSlack(): Unit = {

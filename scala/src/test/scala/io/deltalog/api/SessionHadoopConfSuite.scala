@@ -1,0 +1,56 @@
+package org.apache.spark.sql.deltalog
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.conf.Configuration
+import org.junit.jupiter.api.Assertions._
+import org.junit.jupiter.api.Test
+import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
+
+import io.deltalog.spark.SparkTestSession
+
+/** The Hadoop configuration built without a session state equals the one Spark builds with it. */
+class SessionHadoopConfSuite {
+  private def entries(c: Configuration): Map[String, String] = c.iterator().asScala.map(e => e.getKey -> e.getValue).toMap
+
+  /** Ours, built first (the state must still be missing), then Spark's: the same entries. */
+  private def assertSameAsSpark(session: ClassicSession): Configuration = {
+    assertTrue(SessionHadoopConf.stateMissing(session), "the session has no state yet")
+    val conf = SessionHadoopConf.of(session)
+    assertTrue(SessionHadoopConf.stateMissing(session), "building the configuration must not create the state")
+    val ours = entries(conf)
+    val spark = entries(session.sessionState.newHadoopConf())
+    assertFalse(SessionHadoopConf.stateMissing(session))
+    val differing = (ours.keySet ++ spark.keySet).filter(k => ours.get(k) != spark.get(k))
+    assertTrue(differing.isEmpty, s"keys that differ: ${differing.map(k => s"$k: ${ours.get(k)} vs ${spark.get(k)}")}")
+    conf
+  }
+
+  @Test def newSessionGetsSparksEntries(): Unit = {
+    val conf = assertSameAsSpark(SparkTestSession.spark.newSession().asInstanceOf[ClassicSession])
+    assertEquals("UTC", conf.get("spark.sql.session.timeZone")) // set on the test session's SparkConf
+  }
+
+  @Test def initialOptionsAreApplied(): Unit = {
+    val base = SparkTestSession.spark.asInstanceOf[ClassicSession]
+    val opts = Map("deltalog.commit.durable" -> "true", "spark.sql.session.timeZone" -> "Asia/Tokyo")
+    val conf = assertSameAsSpark(new ClassicSession(base.sparkContext, new java.util.HashMap(opts.asJava)))
+    assertEquals("true", conf.get("deltalog.commit.durable"))
+    assertEquals("Asia/Tokyo", conf.get("spark.sql.session.timeZone"))
+  }
+
+  @Test def runtimeSettingsAreSeen(): Unit = {
+    val s = SparkTestSession.spark.newSession().asInstanceOf[ClassicSession]
+    s.conf.set("deltalog.test.runtime", "set at runtime")
+    val conf = assertSameAsSpark(s)
+    assertEquals("set at runtime", conf.get("deltalog.test.runtime"))
+  }
+
+  @Test def existingStateGivesTheSameEntries(): Unit = {
+    val s = SparkTestSession.spark.newSession().asInstanceOf[ClassicSession]
+    s.sessionState
+    s.conf.set("deltalog.test.later", "after the state")
+    assertEquals(entries(s.sessionState.newHadoopConf()), entries(SessionHadoopConf.of(s)))
+    assertEquals("after the state", SessionHadoopConf.of(s).get("deltalog.test.later"))
+  }
+}
