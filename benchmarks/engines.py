@@ -210,7 +210,9 @@ def spark_builder(master: str = "local[2]") -> Any:
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "2")
             .config("spark.driver.memory", "3g")
-            .config("spark.sql.session.timeZone", "UTC"))
+            .config("spark.sql.session.timeZone", "UTC")
+            # diagnostics only (e.g. -Xlog options); never set by `make bench`
+            .config("spark.driver.extraJavaOptions", os.environ.get("DELTALOG_BENCH_JOPTS", "")))
 
 
 def _short(e: BaseException) -> str:

@@ -6,8 +6,6 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Paths, StandardOpenOption}
 import java.util.concurrent.ArrayBlockingQueue
 
-import com.fasterxml.jackson.databind.node.JsonNodeFactory
-
 import io.deltalog.log.{EncodedMap, FileChunk, RowBlocks, SnapshotState, Utf8Column}
 
 /**
@@ -79,9 +77,9 @@ object FilesTransfer {
 
   /** The batches, footer and magic of the file (the caller closes `out`). */
   private def writeAll(state: SnapshotState, out: Out, batchSize: Int): Unit = {
-    val batches = JsonNodeFactory.instance.arrayNode()
+    val footer = new TransferFooter
     val batch = new Batch(batchSize)
-    def flush(): Unit = { batches.add(batch.writeTo(out)); batch.clear() }
+    def flush(): Unit = { batch.writeTo(out, footer); batch.clear() }
     state.foreachChunk { (c, deleted) =>
       // Live rows go in as runs of consecutive rows (the whole chunk when nothing is deleted),
       // cut at batch boundaries, so that strings are copied a run at a time.
@@ -95,16 +93,14 @@ object FilesTransfer {
         from = if (until < liveEnd || deleted == null) until else deleted.nextClearBit(until)
       }
     }
-    if (batch.count > 0 || batches.size == 0) flush()
-    val end = trailer(batches)
+    if (batch.count > 0 || footer.batchCount == 0) flush()
+    val end = trailer(footer)
     out.put(end, 0, end.length)
   }
 
   /** The end of a file: the footer (JSON, the batches' entries), its length (int32 LE), [[Magic]]. */
-  private[api] def trailer(batches: com.fasterxml.jackson.databind.node.ArrayNode): Array[Byte] = {
-    val footer = JsonNodeFactory.instance.objectNode()
-    footer.set("batches", batches)
-    val json = footer.toString.getBytes(UTF_8)
+  private[api] def trailer(footer: TransferFooter): Array[Byte] = {
+    val json = footer.bytes
     val magic = Magic.getBytes(UTF_8)
     ByteBuffer.allocate(json.length + 4 + magic.length).order(ByteOrder.LITTLE_ENDIAN)
       .put(json).putInt(json.length).put(magic).array()
@@ -300,14 +296,12 @@ object FilesTransfer {
       }
     }
 
-    /** Writes the batch's buffers; returns their footer entry. */
-    def writeTo(out: Out): com.fasterxml.jackson.databind.node.ObjectNode = {
+    /** Writes the batch's buffers and their entry in `footer`. */
+    def writeTo(out: Out, footer: TransferFooter): Unit = {
       val n = count
-      val entry = JsonNodeFactory.instance.objectNode()
-      entry.put("rows", n)
-      val bufs = entry.putObject("buffers")
-      def begin(name: String): Long = { out.align(); bufs.putArray(name).add(out.position); out.position }
-      def end(name: String, start: Long): Unit = bufs.get(name).asInstanceOf[com.fasterxml.jackson.databind.node.ArrayNode].add(out.position - start)
+      footer.beginBatch(n)
+      def begin(name: String): Long = { out.align(); out.position }
+      def end(name: String, start: Long): Unit = footer.buffer(name, start, out.position - start)
 
       utf8(out, "path", _.pathColumn, nullable = false, begin, end)
       utf8(out, "stats", _.statsColumn, nullable = true, begin, end)
@@ -321,7 +315,7 @@ object FilesTransfer {
       end("modificationTime", s)
       s = begin("dataChange"); out.zeros((n + 7) / 8); end("dataChange", s)
       partitionValues(out, begin, end)
-      entry
+      footer.endBatch()
     }
 
     private def utf8(out: Out, name: String, col: FileChunk => Utf8Column, nullable: Boolean,

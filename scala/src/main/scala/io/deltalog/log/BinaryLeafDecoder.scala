@@ -35,15 +35,11 @@ private[log] final class BinaryLeafDecoder(pages: PageReader, desc: ColumnDescri
       val offs = new Array[Int](n)
       val lens = new Array[Int](n)
       var p = b.position()
-      val e = b.limit()
       var i = 0
-      while (i < n) {
-        if (p + 4 > e) corrupt("corrupt PLAIN dictionary value")
-        val l = b.getInt(p)
-        if (l < 0 || p + 4L + l > e) corrupt("corrupt PLAIN dictionary value")
-        offs(i) = p + 4; lens(i) = l
-        p += 4 + l
-        i += 1
+      while (i < n) { // in short calls, compiled early (RowBlocks)
+        val until = math.min(n, i + RowBlocks.Size)
+        p = parseDictionary(b, p, offs, lens, i, until)
+        i = until
       }
       dictBuf = b
       (offs, lens)
@@ -64,6 +60,22 @@ private[log] final class BinaryLeafDecoder(pages: PageReader, desc: ColumnDescri
         dictBufs = bufs
         (offs, lens)
       }
+  }
+
+  /** Offsets and lengths of PLAIN dictionary values `from until until`, the first at `pos`; returns the position after them. */
+  private def parseDictionary(b: ByteBuffer, pos: Int, offs: Array[Int], lens: Array[Int], from: Int, until: Int): Int = {
+    val e = b.limit()
+    var p = pos
+    var i = from
+    while (i < until) {
+      if (p + 4 > e) corrupt("corrupt PLAIN dictionary value")
+      val l = b.getInt(p)
+      if (l < 0 || p + 4L + l > e) corrupt("corrupt PLAIN dictionary value")
+      offs(i) = p + 4; lens(i) = l
+      p += 4 + l
+      i += 1
+    }
+    p
   }
 
   override protected def initValues(encoding: Encoding, d: ByteBuffer, p: Int, e: Int, present: Int): Unit = encoding match {

@@ -211,6 +211,9 @@ object CheckpointReader {
     case other => ParquetFileReader.open(other, options)
   }
 
+  /** Row groups of local uncompressed checkpoints are read from their memory map (tests turn it off). */
+  @volatile private[log] var MapRowGroups: Boolean = true
+
   /** Row groups with fewer rows read `add.stats` on the reader's own thread (tests lower it). */
   @volatile private[log] var ParallelStatsMinRows: Long = 32768
 
@@ -312,7 +315,12 @@ object CheckpointReader {
               if (parallelStats == null) full else plan(present ++ (dropped :+ "stats").map(DropAddPrefix + _))
             reader.setRequestedSchema(schema)
             // Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
-            val pages = try reader.readNextRowGroup() catch { case NonFatal(e) => throw corrupt(path, e) }
+            // A local, uncompressed row group (delta-rs writes those) is read from the file's map in place.
+            val mapped = if (!MapRowGroups) None else localPath(file).flatMap(MappedColumnChunk.rowGroup(_, block, schema))
+            val pages = mapped match {
+              case Some(m) => reader.skipNextRowGroup(); m
+              case None => try reader.readNextRowGroup() catch { case NonFatal(e) => throw corrupt(path, e) }
+            }
             if (pages == null) throw corrupt(path, new IllegalStateException(s"row group $b is missing"))
             val fixed = new LevelFixingPageStore(pages)
             // Plain adds are decoded column-wise; the other actions of the row group are assembled.

@@ -46,6 +46,29 @@ private[log] object HybridRle {
     }
   }
 
+  /** How many of the first `count` values equal `value`; RLE runs are counted whole. */
+  def countEqual(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int, count: Int, value: Int): Int = {
+    if (bitWidth < 0 || bitWidth > 32) throw new IllegalStateException(s"bad bit width $bitWidth")
+    if (bitWidth == 0) return if (value == 0) count else 0
+    val runs = new Runs(buf, pos, end, bitWidth)
+    var unpacked: Array[Int] = null
+    var k = 0
+    var n = 0
+    while (k < count) {
+      runs.next()
+      val take = math.min(runs.length, count - k)
+      if (runs.rle) { if (runs.value == value) n += take }
+      else {
+        if (unpacked == null || unpacked.length < take) unpacked = new Array[Int](take)
+        runs.unpack(take, unpacked, 0)
+        var i = 0
+        while (i < take) { if (unpacked(i) == value) n += 1; i += 1 }
+      }
+      k += take
+    }
+    n
+  }
+
   /**
    * Index of the `nth` (0-based) of the first `count` values equal to `value`, or -1 when there
    * are not that many; RLE runs are skipped whole ([[foreachRun]]).
@@ -76,18 +99,30 @@ private[log] object HybridRle {
     while (k < count) {
       runs.next()
       val take = math.min(runs.length, count - k)
-      if (runs.rle) java.util.Arrays.fill(out, k, k + take, runs.value) else runs.unpack(take, out, k)
+      if (runs.rle) java.util.Arrays.fill(out, k, k + take, runs.value)
+      else {
+        // a long bit-packed run (dictionary ids) in short calls, compiled early (RowBlocks)
+        var done = 0
+        while (done < take) {
+          val n = math.min(take - done, UnpackPiece)
+          runs.unpack(done, n, out, k + done)
+          done += n
+        }
+      }
       k += take
     }
     runs.position
   }
+
+  /** Values unpacked per call of [[Runs.unpack]] by [[decode]] (a multiple of 8). */
+  private final val UnpackPiece = 8 * RowBlocks.Size
 
   /**
    * The runs of `buf` from absolute position `pos` (bytes up to `end`), one [[next]] at a time:
    * an RLE run of [[length]] copies of [[value]], or a bit-packed run of [[length]] values (whole
    * groups of 8) read by [[unpack]]. `bitWidth` is 1..32.
    */
-  private final class Runs(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int) {
+  private[log] final class Runs(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int) {
     private val valueBytes = (bitWidth + 7) / 8
     private val mask = if (bitWidth == 32) 0xFFFFFFFFL else (1L << bitWidth) - 1
     private var p = pos
@@ -135,10 +170,13 @@ private[log] object HybridRle {
     }
 
     /** The first `take` values of the current bit-packed run into `out(at until at + take)`. */
-    def unpack(take: Int, out: Array[Int], at: Int): Unit = {
+    def unpack(take: Int, out: Array[Int], at: Int): Unit = unpack(0, take, out, at)
+
+    /** Values `first until first + take` (`first` a multiple of 8) of the current bit-packed run into `out(at ...)`. */
+    def unpack(first: Int, take: Int, out: Array[Int], at: Int): Unit = {
       var acc = 0L
       var bits = 0
-      var q = packedAt
+      var q = packedAt + (first >>> 3) * bitWidth
       var i = 0
       while (i < take) {
         while (bits < bitWidth) { acc |= (buf.get(q) & 0xFFL) << bits; q += 1; bits += 8 }

@@ -10,26 +10,55 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
 /**
  * Decodes one non-repeated leaf of a row group slot by slot without parquet-mr's column reader:
- * each page's definition levels are decoded in bulk ([[HybridRle]]), and a subclass turns the
- * page's values into fields of its own (no object per value). [[next]] advances one slot and
- * returns its definition level; the value fields are valid when that level is the maximum.
- * Encodings a subclass does not parse itself go through parquet-mr's values reader.
+ * each page's definition levels are walked run by run ([[HybridRle.Runs]]: a run-length run, the
+ * usual case for a column that is never or always null, is one step, never expanded slot by
+ * slot), and a subclass turns the page's values into fields of its own (no object per value).
+ * [[next]] advances one slot and returns its definition level; the value fields are valid when
+ * that level is the maximum. Encodings a subclass does not parse itself go through parquet-mr's
+ * values reader.
  */
 private[log] abstract class LeafDecoder(pages: PageReader, protected val desc: ColumnDescriptor) {
   require(desc.getMaxRepetitionLevel == 0, s"$desc is repeated")
   protected final val maxDl: Int = desc.getMaxDefinitionLevel
-  private var levels = new Array[Int](0)
-  private var li = 0
-  private var ln = 0
+  private val width = BytesUtils.getWidthFromMaxInt(maxDl)
+  // The current page's levels: `runs` over its RLE / bit-packed bytes (null when the page's levels
+  // were all decoded at once into `packed`: old BIT_PACKED levels, or a constant 0 for a required
+  // column); `pageLeft` slots not yet in a run.
+  private var runs: HybridRle.Runs = _
+  private var pageLeft = 0
+  // The current run: `runLeft` slots left, all of level `runLevel` when `pi < 0`, else the levels
+  // `packed(pi ...)`.
+  private var runLeft = 0
+  private var runLevel = 0
+  private var packed = new Array[Int](0)
+  private var pi = -1
 
   /** Advances to the next slot and returns its definition level. */
   final def next(): Int = {
-    while (li == ln) readPage()
-    val dl = levels(li)
-    li += 1
+    if (runLeft == 0) nextRun()
+    runLeft -= 1
+    val dl = if (pi < 0) runLevel else { val v = packed(pi); pi += 1; v }
     if (dl == maxDl) readValue()
     dl
   }
+
+  private def nextRun(): Unit =
+    while (runLeft == 0) {
+      if (pageLeft == 0) readPage() // a page decoded whole sets `runLeft` itself
+      else {
+        val r = runs
+        r.next()
+        val take = math.min(r.length, pageLeft)
+        if (r.rle) { pi = -1; runLevel = r.value }
+        else {
+          if (packed.length < take) packed = new Array[Int](math.max(take, 64))
+          r.unpack(take, packed, 0)
+          pi = 0
+        }
+        runLeft = take
+        pageLeft -= take
+      }
+    }
 
   /** Reads the value of the current (non-null) slot into the subclass's fields. */
   protected def readValue(): Unit
@@ -99,12 +128,17 @@ private[log] abstract class LeafDecoder(pages: PageReader, protected val desc: C
     id
   }
 
+  /** Reads the next page: its levels become the current runs, its values are handed to [[initValues]]. */
   private def readPage(): Unit = {
     val page: DataPage = pages.readPage()
     if (page == null) corrupt("no more pages")
     val n = page.getValueCount
-    if (levels.length < n) levels = new Array[Int](n)
-    val width = BytesUtils.getWidthFromMaxInt(maxDl)
+    if (n < 0) corrupt("negative value count")
+    runs = null
+    pageLeft = 0
+    runLeft = n
+    pi = -1
+    runLevel = 0
     page match {
       case p: DataPageV1 =>
         val in = p.getBytes.toInputStream
@@ -112,44 +146,52 @@ private[log] abstract class LeafDecoder(pages: PageReader, protected val desc: C
         var pos = data.position()
         val end = data.limit()
         // A max repetition level of 0 has no level bytes in either encoding.
-        if (maxDl == 0) java.util.Arrays.fill(levels, 0, n, 0)
-        else if (p.getDlEncoding == Encoding.RLE) {
-          if (pos + 4 > end) corrupt("page ends before its definition levels")
-          val len = data.getInt(pos)
-          pos += 4
-          if (len < 0 || pos.toLong + len > end) corrupt("bad definition level length")
-          HybridRle.decode(data, pos, pos + len, width, n, levels)
-          pos += len
-        } else {
-          val slice = data.duplicate()
-          slice.position(pos)
-          val levelIn = ByteBufferInputStream.wrap(slice.slice())
-          val r = p.getDlEncoding.getValuesReader(desc, ValuesType.DEFINITION_LEVEL)
-          r.initFromPage(n, levelIn)
-          var i = 0
-          while (i < n) { levels(i) = r.readInteger(); i += 1 }
-          pos += levelIn.position().toInt
-        }
-        initValues(p.getValueEncoding, data, pos, end, present(n))
+        val present =
+          if (maxDl == 0) n
+          else if (p.getDlEncoding == Encoding.RLE) {
+            if (pos + 4 > end) corrupt("page ends before its definition levels")
+            val len = data.getInt(pos)
+            pos += 4
+            if (len < 0 || pos.toLong + len > end) corrupt("bad definition level length")
+            val c = HybridRle.countEqual(data, pos, pos + len, width, n, maxDl)
+            startRuns(data, pos, pos + len, n)
+            pos += len
+            c
+          } else {
+            val slice = data.duplicate()
+            slice.position(pos)
+            val levelIn = ByteBufferInputStream.wrap(slice.slice())
+            val r = p.getDlEncoding.getValuesReader(desc, ValuesType.DEFINITION_LEVEL)
+            r.initFromPage(n, levelIn)
+            if (packed.length < n) packed = new Array[Int](n)
+            var c = 0
+            var i = 0
+            while (i < n) { val l = r.readInteger(); packed(i) = l; if (l == maxDl) c += 1; i += 1 }
+            pi = 0
+            pos += levelIn.position().toInt
+            c
+          }
+        initValues(p.getValueEncoding, data, pos, end, present)
       case p: DataPageV2 =>
-        if (maxDl == 0) java.util.Arrays.fill(levels, 0, n, 0)
-        else {
-          val lb = p.getDefinitionLevels.toByteBuffer
-          HybridRle.decode(lb, lb.position(), lb.limit(), width, n, levels)
-        }
+        val present =
+          if (maxDl == 0) n
+          else {
+            val lb = p.getDefinitionLevels.toByteBuffer
+            val c = HybridRle.countEqual(lb, lb.position(), lb.limit(), width, n, maxDl)
+            startRuns(lb, lb.position(), lb.limit(), n)
+            c
+          }
         val in = p.getData.toInputStream
         val data = in.slice(in.available()).order(ByteOrder.LITTLE_ENDIAN)
-        initValues(p.getDataEncoding, data, data.position(), data.limit(), present(n))
+        initValues(p.getDataEncoding, data, data.position(), data.limit(), present)
     }
-    li = 0
-    ln = n
   }
 
-  private def present(n: Int): Int = {
-    var c = 0
-    var i = 0
-    while (i < n) { if (levels(i) == maxDl) c += 1; i += 1 }
-    c
+  /** The page's `n` levels are the runs in `[pos, end)` of `buf`. */
+  private def startRuns(buf: ByteBuffer, pos: Int, end: Int, n: Int): Unit = {
+    runs = new HybridRle.Runs(buf, pos, end, width)
+    pageLeft = n
+    runLeft = 0
   }
 }
 

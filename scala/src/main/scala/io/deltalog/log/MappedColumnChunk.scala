@@ -5,10 +5,11 @@ import java.nio.file.{Path => NioPath}
 
 import org.apache.parquet.bytes.{ByteBufferInputStream, BytesInput}
 import org.apache.parquet.column.{ColumnDescriptor, Encoding}
-import org.apache.parquet.column.page.{DataPage, DataPageV1, DataPageV2, DictionaryPage, PageReader}
+import org.apache.parquet.column.page.{DataPage, DataPageV1, DataPageV2, DictionaryPage, PageReadStore, PageReader}
 import org.apache.parquet.column.statistics.Statistics
 import org.apache.parquet.format.{PageType, Util}
-import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodecName}
+import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, CompressionCodecName}
+import org.apache.parquet.schema.MessageType
 
 /**
  * The pages of one uncompressed column chunk of a local Parquet file, served straight from a
@@ -19,6 +20,8 @@ import org.apache.parquet.hadoop.metadata.{ColumnChunkMetaData, CompressionCodec
 private[log] object MappedColumnChunk {
   /** Column chunks served so far (tests, diagnostics). */
   val chunksServed = new java.util.concurrent.atomic.AtomicLong()
+  /** Row groups served whole by [[rowGroup]] so far (tests, diagnostics). */
+  val rowGroupsServed = new java.util.concurrent.atomic.AtomicLong()
 
   /** True when [[pageReader]] can serve `chunk`. */
   def applies(chunk: ColumnChunkMetaData): Boolean =
@@ -40,6 +43,38 @@ private[log] object MappedColumnChunk {
     val pages = try Some(scan(map.order(ByteOrder.LITTLE_ENDIAN), chunk, descriptor))
       catch { case _: IllegalStateException | _: IllegalArgumentException | _: java.io.IOException => None }
     pages.filter(p => p.values == chunk.getValueCount).map { p => chunksServed.incrementAndGet(); p }
+  }
+
+  /**
+   * The pages of every column of `schema` in row group `block` of `file`, or None when one of its
+   * chunks cannot be served from the map ([[applies]], [[pageReader]]): then parquet-mr reads the
+   * row group (which copies each chunk into heap buffers first).
+   */
+  def rowGroup(file: NioPath, block: BlockMetaData, schema: MessageType): Option[PageReadStore] = {
+    val chunks = new java.util.HashMap[java.util.List[String], ColumnChunkMetaData]()
+    block.getColumns.forEach(c => chunks.put(java.util.Arrays.asList(c.getPath.toArray: _*), c))
+    val readers = new java.util.HashMap[java.util.List[String], PageReader]()
+    val it = schema.getColumns.iterator()
+    while (it.hasNext) {
+      val d = it.next()
+      val key = java.util.Arrays.asList(d.getPath: _*)
+      val chunk = chunks.get(key)
+      if (chunk == null || !applies(chunk)) return None
+      pageReader(file, chunk, d) match {
+        case Some(r) => readers.put(key, r)
+        case None => return None
+      }
+    }
+    val rows = block.getRowCount
+    rowGroupsServed.incrementAndGet()
+    Some(new PageReadStore {
+      override def getPageReader(d: ColumnDescriptor): PageReader = {
+        val r = readers.get(java.util.Arrays.asList(d.getPath: _*))
+        if (r == null) throw new IllegalArgumentException(s"column ${d.getPath.mkString(".")} was not requested")
+        r
+      }
+      override def getRowCount: Long = rows
+    })
   }
 
   /** Every page header of the chunk, checked against its bounds. */

@@ -5,7 +5,6 @@ import java.nio.channels.FileChannel
 import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Paths, StandardOpenOption}
 
-import com.fasterxml.jackson.databind.node.JsonNodeFactory
 
 import io.deltalog.log.{FileChunk, SnapshotState, Utf8Column}
 
@@ -37,9 +36,9 @@ object RowWiseFilesTransfer {
       StandardOpenOption.TRUNCATE_EXISTING)
     try {
       val out = new Out(ch)
-      val batches = JsonNodeFactory.instance.arrayNode()
+      val footer = new TransferFooter
       val rows = new Rows(batchSize)
-      def flush(): Unit = { batches.add(rows.writeTo(out)); rows.clear() }
+      def flush(): Unit = { rows.writeTo(out, footer); rows.clear() }
       state.foreachChunk { (c, deleted) =>
         var r = if (deleted == null) 0 else deleted.nextClearBit(0)
         while (r < c.length) {
@@ -48,8 +47,8 @@ object RowWiseFilesTransfer {
           r = if (deleted == null) r + 1 else deleted.nextClearBit(r + 1)
         }
       }
-      if (rows.count > 0 || batches.size == 0) flush()
-      val end = FilesTransfer.trailer(batches) // the trailer is not what this reference checks
+      if (rows.count > 0 || footer.batchCount == 0) flush()
+      val end = FilesTransfer.trailer(footer) // the trailer is not what this reference checks
       out.put(end, 0, end.length)
       out.flush()
     } finally ch.close()
@@ -94,14 +93,12 @@ object RowWiseFilesTransfer {
     def add(c: FileChunk, r: Int): Unit = { chunks(count) = c; rows(count) = r; count += 1 }
     def clear(): Unit = { java.util.Arrays.fill(chunks.asInstanceOf[Array[AnyRef]], 0, count, null); count = 0 }
 
-    /** Writes the batch's buffers; returns their footer entry. */
-    def writeTo(out: Out): com.fasterxml.jackson.databind.node.ObjectNode = {
+    /** Writes the batch's buffers and their entry in `footer`. */
+    def writeTo(out: Out, footer: TransferFooter): Unit = {
       val n = count
-      val entry = JsonNodeFactory.instance.objectNode()
-      entry.put("rows", n)
-      val bufs = entry.putObject("buffers")
-      def begin(name: String): Long = { out.align(); bufs.putArray(name).add(out.position); out.position }
-      def end(name: String, start: Long): Unit = bufs.get(name).asInstanceOf[com.fasterxml.jackson.databind.node.ArrayNode].add(out.position - start)
+      footer.beginBatch(n)
+      def begin(name: String): Long = { out.align(); out.position }
+      def end(name: String, start: Long): Unit = footer.buffer(name, start, out.position - start)
 
       utf8(out, "path", _.pathColumn, nullable = false, begin, end)
       utf8(out, "stats", _.statsColumn, nullable = true, begin, end)
@@ -113,7 +110,7 @@ object RowWiseFilesTransfer {
       end("modificationTime", s)
       s = begin("dataChange"); out.zeros((n + 7) / 8); end("dataChange", s)
       partitionValues(out, begin, end)
-      entry
+      footer.endBatch()
     }
 
     private def utf8(out: Out, name: String, col: FileChunk => Utf8Column, nullable: Boolean,

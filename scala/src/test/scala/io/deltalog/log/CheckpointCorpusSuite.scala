@@ -121,6 +121,33 @@ class CheckpointCorpusSuite {
   }
 
   /**
+   * Row groups of local uncompressed checkpoints read in place from the file's map give the same
+   * actions as parquet-mr's row-group read, column-wise and by record assembly.
+   */
+  @Test def mappedRowGroupsMatchParquetMrReads(): Unit = {
+    def read(cp: CheckpointInstance, plain: Boolean, mapped: Boolean): Seq[String] = {
+      val c = if (!plain) new Collect else new Collect {
+        override def wantsPlainAdds: Boolean = true
+        override def acceptPlainAdd(version: Long, row: PlainAddRow): Unit = accept(version, row.toAddFile)
+      }
+      val saved = CheckpointReader.MapRowGroups
+      CheckpointReader.MapRowGroups = mapped
+      try CheckpointReader.read(conf, cp, c) finally CheckpointReader.MapRowGroups = saved
+      c.actions.map(_.json).sorted.toSeq
+    }
+    val before = MappedColumnChunk.rowGroupsServed.get()
+    checkpoints.foreach { case (name, cp) =>
+      for (plain <- Seq(true, false)) {
+        val viaParquetMr = read(cp, plain, mapped = false)
+        assertEquals(viaParquetMr, read(cp, plain, mapped = true), s"$name (column-wise: $plain)")
+      }
+    }
+    val served = MappedColumnChunk.rowGroupsServed.get() - before
+    println(s"[checkpoint corpus] $served row groups read in place from a memory map")
+    if (checkpoints.nonEmpty) assertTrue(served > 0)
+  }
+
+  /**
    * The stats column decoded on a second thread ([[ParallelStatsReader]], here for every row
    * group however small) gives the same rows as one thread, on every corpus checkpoint.
    */

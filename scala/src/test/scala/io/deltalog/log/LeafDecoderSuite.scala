@@ -85,6 +85,10 @@ class LeafDecoderSuite {
       })
       assertEquals(count, next)
       assertArrayEquals(values.take(count), seen, s"width $width trial $trial")
+      for (value <- 0 until math.min(4, 1 << width)) {
+        assertEquals(values.take(count).count(_ == value), HybridRle.countEqual(buf, 3, buf.limit(), width, count, value),
+          s"width $width trial $trial count of $value")
+      }
       for (value <- 0 until math.min(4, 1 << width); nth <- Seq(0L, 1L, 7L, count / 3L, count - 1L, count.toLong)) {
         val expected = values.take(count).zipWithIndex.filter(_._1 == value).map(_._2).lift(nth.toInt).getOrElse(-1)
         assertEquals(expected, HybridRle.indexOfNth(buf, 3, buf.limit(), width, count, value, nth),
