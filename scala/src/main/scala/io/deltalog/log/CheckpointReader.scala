@@ -311,6 +311,12 @@ object CheckpointReader {
           if (plainAdd) sink.expectAddBytesPerRow(bytesPerRow(block, "add.path"), bytesPerRow(block, "add.stats"))
           // The stats thread is reading already: whatever fails from here on must stop it.
           try {
+            if (parallelStats != null) {
+              // the column goes to the stats thread now: when the sink keeps every add, it
+              // appends while this thread still reads the other columns
+              val ds = sink.detachedStats
+              parallelStats.start(ds.detach(), ds.keepsEveryAdd)
+            }
             val (schema, materializer, columnIO) =
               if (parallelStats == null) full else plan(present ++ (dropped :+ "stats").map(DropAddPrefix + _))
             reader.setRequestedSchema(schema)

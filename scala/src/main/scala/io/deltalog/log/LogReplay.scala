@@ -136,6 +136,7 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
     override def expectAddBytesPerRow(path: Int, stats: Int): Unit = files.expectBytesPerRow(path, stats)
     override val detachedStats: DetachedStats = new DetachedStats {
       override def keptRows: Int = files.size
+      override def keepsEveryAdd: Boolean = !check // no key met in a commit: every checkpoint add is live
       override def detach(): Utf8ColumnBuilder = files.detachStats()
       override def attach(stats: Utf8ColumnBuilder): Unit = files.attachStats(stats)
     }

@@ -39,8 +39,17 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
   private val task: Future[Unit] =
     CheckpointThreads.executor.submit(new Callable[Unit] { override def call(): Unit = run() })
 
-  /** Starts appending to `stats` (the sink's detached column). */
-  def start(stats: Utf8ColumnBuilder): Unit = out = stats
+  @volatile private var everyAdd = false
+
+  /**
+   * Starts appending to `stats` (the sink's detached column). `keepsEveryAdd`: the sink keeps
+   * every row that has an `add` (see [[DetachedStats.keepsEveryAdd]]), so rows are appended as
+   * they are decoded, without waiting for [[decide]].
+   */
+  def start(stats: Utf8ColumnBuilder, keepsEveryAdd: Boolean = false): Unit = {
+    everyAdd = keepsEveryAdd
+    out = stats
+  }
 
   /** Row `row` (in order) was kept by the sink (`keep`) or not, or has no `add`. */
   def decide(row: Int, keep: Boolean): Unit = {
@@ -94,6 +103,19 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
     }
   }
 
+  /** Appends the stats of the rows among `from until until` that have an `add` to `column`. */
+  private def copyEveryAdd(stats: BinaryLeafDecoder, max: Int, addLevel: Int, column: Utf8ColumnBuilder,
+      from: Int, until: Int): Unit = {
+    var i = from
+    while (i < until) {
+      val dl = stats.next()
+      if (dl >= addLevel) {
+        if (dl == max) column.add(stats.buf, stats.off, stats.len) else column.addNull()
+      }
+      i += 1
+    }
+  }
+
   private def run(): Unit = {
     val d = schema.getColumnDescription(Array("add", "stats"))
     val chunk = block.getColumns.toArray.collectFirst {
@@ -127,6 +149,17 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
         if (spins < 64) Thread.onSpinWait() else LockSupport.parkNanos(50000L)
       }
       val column = this.out
+      if (everyAdd) {
+        val addLevel = schema.getMaxDefinitionLevel("add")
+        var i = 0
+        while (i < rows) {
+          if (aborted) return
+          val until = math.min(rows, i + RowBlocks.Size)
+          copyEveryAdd(stats, max, addLevel, column, i, until)
+          i = until
+        }
+        return
+      }
       var i = 0
       var avail = 0
       while (i < rows) {

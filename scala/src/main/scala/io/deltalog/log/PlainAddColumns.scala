@@ -210,13 +210,13 @@ private[log] object PlainAddColumns {
 
   /**
    * [[read]] with the `stats` of the rows decoded by `parallelStats` on another thread (`schema`
-   * then has no `add.stats`; `sink.detachedStats` must not be null).
+   * then has no `add.stats`; `sink.detachedStats` must not be null and its column handed to
+   * `parallelStats` by [[ParallelStatsReader.start]]).
    */
   def read(pages: PageReadStore, schema: MessageType, createdBy: String, version: Long, sink: ReplaySink,
       parallelStats: ParallelStatsReader): Unit = {
     if (parallelStats == null) { readRows(pages, schema, createdBy, version, sink, null, null); return }
     val ds = sink.detachedStats
-    parallelStats.start(ds.detach())
     // On a failure the load is abandoned: the other thread is only stopped.
     try readRows(pages, schema, createdBy, version, sink, parallelStats, ds)
     catch { case e: Throwable => parallelStats.abort(); throw e }

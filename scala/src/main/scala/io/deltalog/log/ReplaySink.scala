@@ -44,6 +44,11 @@ trait ReplaySink {
  */
 trait DetachedStats {
   def keptRows: Int
+  /**
+   * True when the sink keeps every `add` row of this read (nothing is reconciled away): the
+   * reader may then append each row's stats without waiting to learn whether the sink kept it.
+   */
+  def keepsEveryAdd: Boolean = false
   def detach(): Utf8ColumnBuilder
   def attach(stats: Utf8ColumnBuilder): Unit
 }

@@ -37,7 +37,7 @@ object CheckpointTestSupport {
    * Keeps the `add` rows whose path is not `shadowed` in a [[FileChunkBuilder]], like replay's
    * checkpoint sink; `parallel`: lets the reader decode `stats` on a second thread.
    */
-  class ChunkSink(shadowed: String => Boolean = _ => false, parallel: Boolean) extends ReplaySink {
+  class ChunkSink(shadowed: String => Boolean = _ => false, parallel: Boolean, keepsEvery: Boolean = false) extends ReplaySink {
     val files = new FileChunkBuilder(1024)
     /** How many row groups had their stats column detached. */
     var detached = 0
@@ -53,6 +53,7 @@ object CheckpointTestSupport {
       }
     override val detachedStats: DetachedStats = if (!parallel) null else new DetachedStats {
       override def keptRows: Int = files.size
+      override def keepsEveryAdd: Boolean = keepsEvery
       override def detach(): Utf8ColumnBuilder = { detached += 1; files.detachStats() }
       override def attach(stats: Utf8ColumnBuilder): Unit = files.attachStats(stats)
     }

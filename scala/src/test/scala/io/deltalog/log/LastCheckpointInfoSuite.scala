@@ -117,7 +117,11 @@ class LastCheckpointInfoSuite {
       "{\"version\":1,\"size\":1,\"checksum\":\"00000000000000000000000000000000\"}",
       "{\"version\":1,\"size\":1,\"checksum\":5}",
       "{\"version\":1,\"size\":1} {\"version\":2,\"size\":1}",
-      "{\"version\":1,\"size\":1,\"parts\":0}"
+      "{\"version\":1,\"size\":1,\"parts\":0}",
+      "{\"version\":1,\"size\":{\"n\":1}}", "{\"version\":[1],\"size\":1}", "{\"version\":true,\"size\":1}",
+      "{\"version\":123456789012345678901234567890,\"size\":1}", // past a long
+      "{\"version\":1,\"size\":1,\"x\":{\"a\":1,\"a\":2}}", // duplicate key in a skipped object
+      "5", "null", "[1] 2"
     ).foreach { text =>
       put(log, "_last_checkpoint", text)
       assertEquals(None, LastCheckpointInfo.read(fs, log), s"content: $text")
@@ -136,6 +140,15 @@ class LastCheckpointInfoSuite {
     val i = LastCheckpointInfo.read(fs, log).get
     assertEquals(Some(2), i.parts)
     assertEquals(Some(Map("k" -> "v")), i.tags)
+    // nested fields kept as trees, null ones as absent; a null checksum is no checksum
+    put(log, "_last_checkpoint", """{"version":3,"size":null,"checkpointSchema":{"type":"struct","fields":[]},""" +
+      """"v2Checkpoint":null,"checksum":null,"numOfAddFiles":7,"sizeInBytes":null}""")
+    assertEquals(None, LastCheckpointInfo.read(fs, log), "size must not be null")
+    put(log, "_last_checkpoint", """{"version":3,"size":4,"checkpointSchema":{"type":"struct","fields":[]},""" +
+      """"v2Checkpoint":null,"checksum":null,"numOfAddFiles":7,"sizeInBytes":null}""")
+    val n = LastCheckpointInfo.read(fs, log).get
+    assertEquals((3L, 4L, Some(7L), None, None, None), (n.version, n.size, n.numOfAddFiles, n.sizeInBytes, n.v2Checkpoint, n.checksum))
+    assertEquals("struct", n.checkpointSchema.get.get("type").asText())
   }
 
   @Test def numbersAreCheckedVerbatimOrAsDeltaSparkRendersThem(): Unit = {

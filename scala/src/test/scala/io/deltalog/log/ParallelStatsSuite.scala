@@ -32,10 +32,13 @@ class ParallelStatsSuite {
     // three parts: two large enough for the second thread, one too small
     val res = CheckpointWriter.write(conf, hadoopPath(log), 7, actions.iterator, CheckpointWriteOptions(partSize = Some(40000)))
     assertEquals(3, res.files.size)
-    for (shadow <- Seq[String => Boolean](_ => false, p => p.hashCode % 17 == 0, p => p.endsWith("7.parquet"))) {
+    val keepAll: String => Boolean = _ => false
+    for ((shadow, everyAdd) <- Seq[(String => Boolean, Boolean)]((keepAll, false), (keepAll, true),
+        (p => p.hashCode % 17 == 0, false), (p => p.endsWith("7.parquet"), false))) {
       val one = new ChunkSink(shadow, parallel = false)
       CheckpointReader.read(conf, CheckpointInstance(7, res.files), one)
-      val two = new ChunkSink(shadow, parallel = true)
+      // everyAdd: the sink keeps every add, so the stats thread appends without waiting for decisions
+      val two = new ChunkSink(shadow, parallel = true, keepsEvery = everyAdd)
       CheckpointReader.read(conf, CheckpointInstance(7, res.files), two)
       assertTrue(two.detached >= 1, "the second thread was not used")
       val expected = (0 until n).map(add).filterNot(a => shadow(a.path))
