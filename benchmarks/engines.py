@@ -251,7 +251,7 @@ class DeltalogEngine:
             if src:
                 import tempfile
                 jar = os.path.join(tempfile.mkdtemp(prefix="deltalog-bench-jar-"), os.path.basename(src))
-                shutil.copyfile(src, jar)
+                shutil.copy2(src, jar)  # with its time: the class-data key follows the jar (size, time)
                 self.jar_source = src
             self.spark = deltalog.configure_spark_with_deltalog(spark_builder(), jar_path=jar).getOrCreate()
             self.spark.sparkContext.setLogLevel("ERROR")

@@ -362,7 +362,7 @@ def run_fresh(engine: str, table: str, timeout: float, env: Optional[Dict[str, s
     return {"engine": engine, "error": f"no result (rc {p.returncode}): {p.stderr.strip()[-300:]}"}
 
 
-FRESH_DRIVERS = 3  # fresh processes per row; the row shows the median load (one driver varies by ±0.05 s)
+FRESH_DRIVERS = 5  # fresh processes per row; the row shows the median load (one driver varies by ±0.05 s)
 
 
 def median_fresh(runs: List[Dict[str, Any]]) -> Dict[str, Any]:

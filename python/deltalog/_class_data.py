@@ -19,7 +19,9 @@ driver loaded into an archive (``-XX:ArchiveClassesAtExit``) and map it into the
 * another live process holds the reservation, or the JVM may still be writing -> no flags.
 
 The key hashes what the JVM checks the archive against (Java build, the jars of the class path
-with sizes and times, the driver's class-path and Java options, heap size). Anything else the JVM
+with sizes and times, the driver's class-path and Java options, heap size), plus the jars added
+through ``spark.jars`` (deltalog's own): their classes are archived too, and a class whose jar
+changed is no longer taken from the archive, so a new deltalog jar gets an archive of its own. Anything else the JVM
 finds different makes it ignore the archive (``-Xshare:auto``, logging of the ``cds`` tags off):
 the driver then starts as it would without it, never fails. Off with
 ``DELTALOG_CLASS_SHARING=0`` or ``configure_spark_with_deltalog(..., class_sharing=False)``;
@@ -33,7 +35,7 @@ import os
 import re
 import shutil
 import time
-from typing import Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Sequence
 
 SWITCH_ENV = "DELTALOG_CLASS_SHARING"
 DIR_ENV = "DELTALOG_CLASS_DATA_DIR"
@@ -110,8 +112,10 @@ def has_base_archive(home: str) -> bool:
 
 
 def class_path_key(home: str, spark_home: str, options: Mapping[str, str],
-                   environ: Mapping[str, str] = os.environ, release: Optional[str] = None) -> str:
-    """Hash of everything the archive depends on that can be read without starting a JVM."""
+                   environ: Mapping[str, str] = os.environ, release: Optional[str] = None,
+                   extra_jars: Sequence[str] = ()) -> str:
+    """Hash of everything the archive depends on that can be read without starting a JVM
+    (``extra_jars``: jars the session adds to ``spark.jars``, by name, size and time)."""
     h = hashlib.sha256()
 
     def put(*parts: object) -> None:
@@ -130,6 +134,12 @@ def class_path_key(home: str, spark_home: str, options: Mapping[str, str],
               "PYSPARK_SUBMIT_ARGS"):
         put(k, environ.get(k))
     put("spark_home", os.path.realpath(spark_home))
+    for jar in extra_jars:
+        try:
+            st = os.stat(jar)
+        except OSError:
+            continue
+        put("spark.jars", os.path.basename(jar), st.st_size, st.st_mtime_ns)
     return h.hexdigest()[:24]
 
 
@@ -281,8 +291,9 @@ def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, 
 
 
 def driver_java_options(options: Mapping[str, str], requested: Optional[bool] = None,
-                        environ: Mapping[str, str] = os.environ) -> List[str]:
-    """JVM flags to append to ``spark.driver.extraJavaOptions`` (empty: leave the driver as it is)."""
+                        environ: Mapping[str, str] = os.environ, extra_jars: Sequence[str] = ()) -> List[str]:
+    """JVM flags to append to ``spark.driver.extraJavaOptions`` (empty: leave the driver as it is);
+    ``extra_jars``: the jars the session adds to ``spark.jars`` (part of the archive's key)."""
     if not enabled(requested, environ) or os.name != "posix":
         return []  # (liveness checks use kill(pid, 0), which is POSIX: on Windows it terminates)
     if "PYSPARK_GATEWAY_PORT" in environ or environ.get("SPARK_REMOTE") or options.get("spark.remote"):
@@ -305,7 +316,7 @@ def driver_java_options(options: Mapping[str, str], requested: Optional[bool] = 
     if home is None or version is None or version < 13 or not has_base_archive(home):
         return []
     try:
-        plan = resolve(archive_dir(environ), class_path_key(home, spark_home, options, environ, release))
+        plan = resolve(archive_dir(environ), class_path_key(home, spark_home, options, environ, release, extra_jars))
     except OSError:
         return []  # read-only or full cache directory: start without an archive
     if plan.get("use"):

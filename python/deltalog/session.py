@@ -50,11 +50,11 @@ def configure_spark_with_deltalog(builder: Any, jar_path: Optional[str] = None,
       it. ``class_sharing=False`` or ``DELTALOG_CLASS_SHARING=0`` leaves the driver's options alone.
     """
     options = getattr(builder, "_options", {})
-    flags = _class_data.driver_java_options(options, class_sharing)
+    jar = jar_path or bundled_jar_path()
+    flags = _class_data.driver_java_options(options, class_sharing, extra_jars=[jar])
     if flags:
         current = options.get(JAVA_OPTIONS_KEY, "").strip()
         builder = builder.config(JAVA_OPTIONS_KEY, " ".join(([current] if current else []) + flags))
-    jar = jar_path or bundled_jar_path()
     builder = builder.config("spark.jars", _append_csv(options.get("spark.jars"), jar))
     builder = builder.config("spark.sql.extensions",
                              _append_csv(options.get("spark.sql.extensions"), EXTENSION_CLASS))

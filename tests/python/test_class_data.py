@@ -1,5 +1,6 @@
 """Class-data sharing for the driver JVM: when an archive is used, created or left alone."""
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -165,6 +166,23 @@ def test_key_follows_the_class_path_and_the_driver_options(tmp_path):
     assert cd.class_path_key(home, spark, {}, env) != key
 
 
+def test_key_follows_the_jars_added_to_spark_jars(tmp_path):
+    # a changed deltalog jar: its classes are no longer taken from the archive, so a new one is due
+    home, spark = _java_home(tmp_path, "17.0.15"), _spark_home(tmp_path)
+    env = {"PATH": ""}
+    jar = tmp_path / "deltalog-spark_2.13-0.1.0.jar"
+    jar.write_bytes(b"a" * 10)
+    key = cd.class_path_key(home, spark, {}, env, extra_jars=[str(jar)])
+    assert key != cd.class_path_key(home, spark, {}, env)
+    assert cd.class_path_key(home, spark, {}, env, extra_jars=[str(jar)]) == key
+    copy = tmp_path / "elsewhere" / jar.name  # the same jar at another path (copied with its time)
+    copy.parent.mkdir()
+    shutil.copy2(jar, copy)
+    assert cd.class_path_key(home, spark, {}, env, extra_jars=[str(copy)]) == key
+    jar.write_bytes(b"b" * 11)
+    assert cd.class_path_key(home, spark, {}, env, extra_jars=[str(jar)]) != key
+
+
 @pytest.fixture
 def launchable(tmp_path, monkeypatch):
     """A process that has not started its driver JVM, with a fake Java and cache directory."""
@@ -241,9 +259,9 @@ def test_a_cache_directory_that_cannot_be_written_starts_without_sharing(launcha
     assert cd.driver_java_options({}, None, env) == []
 
 
-def _key(env, options=None) -> str:
+def _key(env, options=None, jars=()) -> str:
     from pyspark.find_spark_home import _find_spark_home
-    return cd.class_path_key(cd.java_home(env), _find_spark_home(), options or {}, env)
+    return cd.class_path_key(cd.java_home(env), _find_spark_home(), options or {}, env, extra_jars=jars)
 
 
 def test_paths_with_blanks_are_quoted_for_spark(launchable, tmp_path):
@@ -295,7 +313,9 @@ def test_a_real_driver_writes_the_archive_and_the_next_driver_loads_spark_from_i
     cache = tmp_path / "cache"
     env = dict(os.environ, **{cd.DIR_ENV: str(cache), "SPARK_LOCAL_IP": "127.0.0.1"})
     env.pop(cd.SWITCH_ENV, None)
-    _seen_elsewhere(cache, _key(env))  # not the machine's first driver: this one records
+    from deltalog.session import bundled_jar_path
+    jar = env.get("DELTALOG_JAR") or bundled_jar_path()  # the jar the driver adds: part of the key
+    _seen_elsewhere(cache, _key(env, jars=[jar]))  # not the machine's first driver: this one records
     first = _drive(tmp_path, env)
     assert "-XX:ArchiveClassesAtExit=" in first and cd.QUIET in first
     part = next(iter(cache.glob("*.jsa.part")))
@@ -310,6 +330,10 @@ def test_a_real_driver_writes_the_archive_and_the_next_driver_loads_spark_from_i
     shared = [line for line in log.read_text(errors="replace").splitlines()
               if "source: shared objects file (top)" in line and " org.apache.spark." in line]
     assert len(shared) > 1000, f"{len(shared)} Spark classes came from the archive"
+    # deltalog's own classes (spark.jars, Spark's class loader) too: the archive's key has the jar
+    ours = [line for line in log.read_text(errors="replace").splitlines()
+            if "source: shared objects file (top)" in line and " io.deltalog." in line]
+    assert len(ours) > 100, f"{len(ours)} deltalog classes came from the archive"
 
 
 def test_no_spark_home_leaves_the_driver_alone_instead_of_exiting(launchable, monkeypatch):

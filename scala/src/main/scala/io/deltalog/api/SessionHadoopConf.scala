@@ -18,7 +18,9 @@ import org.apache.spark.sql.internal.SessionState
 object SessionHadoopConf {
   /** A new Hadoop configuration for `session` (see the object comment). */
   def of(session: SparkSession): Configuration = session match {
-    case c: ClassicSession => SessionState.newHadoopConf(c.sparkContext.hadoopConfiguration, c.sqlConf)
+    case c: ClassicSession =>
+      try SessionState.newHadoopConf(c.sparkContext.hadoopConfiguration, c.sqlConf)
+      catch { case _: LinkageError => c.sessionState.newHadoopConf() } // a Spark without `sqlConf`
     case other => new Configuration(other.sparkContext.hadoopConfiguration) // Spark 4 drivers run classic sessions
   }
 

@@ -239,7 +239,8 @@ private[log] object PlainAddColumns {
   private final class Rows(pages: PageReadStore, schema: MessageType, createdBy: String, version: Long,
       sink: ReplaySink, ps: ParallelStatsReader, ds: DetachedStats) {
     private val add = schema.getType(schema.getFieldIndex("add")).asGroupType()
-    private val store = new ColumnReadStoreImpl(pages, new ParquetActionConverters.IgnoreGroup(schema), schema, createdBy)
+    // parquet-mr's column readers, for the rarer leaves only (a plain table has none of them)
+    private lazy val store = new ColumnReadStoreImpl(pages, new ParquetActionConverters.IgnoreGroup(schema), schema, createdBy)
     private val addLevel = schema.getMaxDefinitionLevel("add")
     private def binary(name: String) = {
       val d = schema.getColumnDescription(Array("add", name))
