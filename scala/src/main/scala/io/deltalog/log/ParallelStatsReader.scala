@@ -17,9 +17,11 @@ import org.apache.parquet.schema.MessageType
  * same reader. It appends to the sink's detached stats column ([[DetachedStats]]) the value of
  * exactly the rows the reader's thread kept ([[decide]]), in row order: the stats of row `i` are
  * appended only after the decision for row `i` is published (decisions are published in batches
- * through one atomic counter, which orders the writes of `kept` before the reads). The column
- * chunk is read as soon as this object exists, while the reader's thread reads the other columns;
- * appending waits for [[start]]. Every owner path must end in [[finish]] or [[abort]].
+ * through one atomic counter, which orders the writes of `kept` before the reads). When the sink
+ * keeps every `add` ([[DetachedStats.keepsEveryAdd]]) there is nothing to wait for: every row with
+ * an `add` is appended as it is decoded. The column chunk is read as soon as this object exists,
+ * while the reader's thread reads the other columns; appending waits for [[start]]. Every owner
+ * path must end in [[finish]] or [[abort]].
  *
  * @param open      opens a reader of the checkpoint file (closed here)
  * @param schema    message type holding only `add.stats` (as projected from the file)
@@ -91,25 +93,16 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
     avail
   }
 
-  /** Appends the stats of the kept rows among `from until until` to `column`. */
-  private def copy(stats: BinaryLeafDecoder, max: Int, column: Utf8ColumnBuilder, from: Int, until: Int): Unit = {
+  /**
+   * Appends to `column` the stats of the kept rows among `from until until`: those [[decide]] kept,
+   * or with `everyAdd` those that have an `add` (a stats level of at least `addLevel`).
+   */
+  private def copy(stats: BinaryLeafDecoder, max: Int, column: Utf8ColumnBuilder, from: Int, until: Int,
+      everyAdd: Boolean, addLevel: Int): Unit = {
     var i = from
     while (i < until) {
       val dl = stats.next()
-      if (kept(i)) {
-        if (dl == max) column.add(stats.buf, stats.off, stats.len) else column.addNull()
-      }
-      i += 1
-    }
-  }
-
-  /** Appends the stats of the rows among `from until until` that have an `add` to `column`. */
-  private def copyEveryAdd(stats: BinaryLeafDecoder, max: Int, addLevel: Int, column: Utf8ColumnBuilder,
-      from: Int, until: Int): Unit = {
-    var i = from
-    while (i < until) {
-      val dl = stats.next()
-      if (dl >= addLevel) {
+      if (if (everyAdd) dl >= addLevel else kept(i)) {
         if (dl == max) column.add(stats.buf, stats.off, stats.len) else column.addNull()
       }
       i += 1
@@ -149,26 +142,18 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
         if (spins < 64) Thread.onSpinWait() else LockSupport.parkNanos(50000L)
       }
       val column = this.out
-      if (everyAdd) {
-        val addLevel = schema.getMaxDefinitionLevel("add")
-        var i = 0
-        while (i < rows) {
-          if (aborted) return
-          val until = math.min(rows, i + RowBlocks.Size)
-          copyEveryAdd(stats, max, addLevel, column, i, until)
-          i = until
-        }
-        return
-      }
+      val all = everyAdd
+      val addLevel = schema.getMaxDefinitionLevel("add")
       var i = 0
-      var avail = 0
+      var avail = if (all) rows else 0 // every decision known up front
       while (i < rows) {
+        if (aborted) return
         if (i >= avail) {
           avail = awaitPublished(i)
           if (avail < 0) return
         }
         val until = math.min(avail, i + RowBlocks.Size) // short calls: compiled early (RowBlocks)
-        copy(stats, max, column, i, until)
+        copy(stats, max, column, i, until, all, addLevel)
         i = until
       }
     } finally if (reader != null) reader.close()
