@@ -121,13 +121,16 @@ def class_path_key(home: str, spark_home: str, options: Mapping[str, str],
     def put(*parts: object) -> None:
         h.update(repr(parts).encode("utf-8", "surrogateescape"))
         h.update(b"\n")
-    put("java", home, java_release(home) if release is None else release)
-    for jar in sorted(glob.glob(os.path.join(spark_home, "jars", "*"))):
+
+    def put_jar(jar: str, *tag: str) -> None:  # a jar by name, size and time (gone: left out)
         try:
             st = os.stat(jar)
         except OSError:
-            continue
-        put(os.path.basename(jar), st.st_size, st.st_mtime_ns)
+            return
+        put(*tag, os.path.basename(jar), st.st_size, st.st_mtime_ns)
+    put("java", home, java_release(home) if release is None else release)
+    for jar in sorted(glob.glob(os.path.join(spark_home, "jars", "*"))):
+        put_jar(jar)
     for k in ("spark.driver.extraClassPath", "spark.driver.extraJavaOptions", "spark.driver.memory"):
         put(k, options.get(k))
     for k in ("SPARK_HOME", "SPARK_CONF_DIR", "SPARK_DIST_CLASSPATH", "HADOOP_CONF_DIR", "YARN_CONF_DIR",
@@ -135,11 +138,7 @@ def class_path_key(home: str, spark_home: str, options: Mapping[str, str],
         put(k, environ.get(k))
     put("spark_home", os.path.realpath(spark_home))
     for jar in extra_jars:
-        try:
-            st = os.stat(jar)
-        except OSError:
-            continue
-        put("spark.jars", os.path.basename(jar), st.st_size, st.st_mtime_ns)
+        put_jar(jar, "spark.jars")
     return h.hexdigest()[:24]
 
 

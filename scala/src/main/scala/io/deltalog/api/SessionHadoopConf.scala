@@ -23,13 +23,4 @@ object SessionHadoopConf {
       catch { case _: LinkageError => c.sessionState.newHadoopConf() } // a Spark without `sqlConf`
     case other => new Configuration(other.sparkContext.hadoopConfiguration) // Spark 4 drivers run classic sessions
   }
-
-  /** True when `session` is a classic session whose state was not created yet (tests). */
-  private[deltalog] def stateMissing(session: SparkSession): Boolean = session match {
-    case c: ClassicSession =>
-      val f = classOf[ClassicSession].getDeclaredField("sessionState")
-      f.setAccessible(true)
-      f.get(c) == null
-    case _ => false
-  }
 }

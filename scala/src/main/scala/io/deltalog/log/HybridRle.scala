@@ -48,24 +48,10 @@ private[log] object HybridRle {
 
   /** How many of the first `count` values equal `value`; RLE runs are counted whole. */
   def countEqual(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int, count: Int, value: Int): Int = {
-    if (bitWidth < 0 || bitWidth > 32) throw new IllegalStateException(s"bad bit width $bitWidth")
-    if (bitWidth == 0) return if (value == 0) count else 0
-    val runs = new Runs(buf, pos, end, bitWidth)
-    var unpacked: Array[Int] = null
-    var k = 0
     var n = 0
-    while (k < count) {
-      runs.next()
-      val take = math.min(runs.length, count - k)
-      if (runs.rle) { if (runs.value == value) n += take }
-      else {
-        if (unpacked == null || unpacked.length < take) unpacked = new Array[Int](take)
-        runs.unpack(take, unpacked, 0)
-        var i = 0
-        while (i < take) { if (unpacked(i) == value) n += 1; i += 1 }
-      }
-      k += take
-    }
+    foreachRun(buf, pos, end, bitWidth, count, new RunVisitor {
+      def run(start: Int, length: Int, v: Int): Boolean = { if (v == value) n += length; true }
+    })
     n
   }
 

@@ -11,16 +11,23 @@ import io.deltalog.spark.SparkTestSession
 
 /** The Hadoop configuration built without a session state equals the one Spark builds with it. */
 class SessionHadoopConfSuite {
+  /** True when the session's state was not created yet (Spark's lazy field, read by reflection). */
+  private def stateMissing(session: ClassicSession): Boolean = {
+    val f = classOf[ClassicSession].getDeclaredField("sessionState")
+    f.setAccessible(true)
+    f.get(session) == null
+  }
+
   private def entries(c: Configuration): Map[String, String] = c.iterator().asScala.map(e => e.getKey -> e.getValue).toMap
 
   /** Ours, built first (the state must still be missing), then Spark's: the same entries. */
   private def assertSameAsSpark(session: ClassicSession): Configuration = {
-    assertTrue(SessionHadoopConf.stateMissing(session), "the session has no state yet")
+    assertTrue(stateMissing(session), "the session has no state yet")
     val conf = SessionHadoopConf.of(session)
-    assertTrue(SessionHadoopConf.stateMissing(session), "building the configuration must not create the state")
+    assertTrue(stateMissing(session), "building the configuration must not create the state")
     val ours = entries(conf)
     val spark = entries(session.sessionState.newHadoopConf())
-    assertFalse(SessionHadoopConf.stateMissing(session))
+    assertFalse(stateMissing(session))
     val differing = (ours.keySet ++ spark.keySet).filter(k => ours.get(k) != spark.get(k))
     assertTrue(differing.isEmpty, s"keys that differ: ${differing.map(k => s"$k: ${ours.get(k)} vs ${spark.get(k)}")}")
     conf
