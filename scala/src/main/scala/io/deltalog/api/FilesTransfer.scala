@@ -158,33 +158,36 @@ object FilesTransfer {
 
     /**
      * Puts `offsets(a + 1 .. b)` of a [[Utf8Column]] segment, their null marks removed, plus
-     * `shift`: the Arrow offsets of rows `a until b` continuing a batch's column.
+     * `shift`: the Arrow offsets of rows `a until b` continuing a batch's column. They are
+     * computed into a heap array and bulk-copied: one `putInt` on the direct buffer per offset
+     * costs several calls until the JIT has compiled them (a fresh driver's first transfer).
      */
     def putOffsets(offsets: Array[Int], a: Int, b: Int, shift: Int): Unit = {
       var r = a + 1
       while (r <= b) {
-        if (buf.remaining < 4) flush()
-        val end = r + math.min(b + 1 - r, buf.remaining >> 2)
-        val p = buf.position()
-        while (r < end) { // in short calls, compiled early (RowBlocks)
-          val until = math.min(end, r + RowBlocks.Size)
-          putOffsetBlock(offsets, r, until, shift)
-          r = until
+        val n = math.min(b + 1 - r, scratch.length)
+        var i = 0
+        while (i < n) { // in short calls, compiled early (RowBlocks)
+          val k = math.min(n - i, RowBlocks.Size)
+          offsetBlock(offsets, r + i, k, shift, i)
+          i += k
         }
-        position += buf.position() - p
+        putInts(scratch, 0, n)
+        r += n
       }
     }
 
-    /** `offsets(r until until)` (null marks removed, plus `shift`) at the buffer's position, advanced. */
-    private def putOffsetBlock(offsets: Array[Int], from: Int, until: Int, shift: Int): Unit = {
-      var p = buf.position()
-      var r = from
-      while (r < until) {
-        val o = offsets(r)
-        buf.putInt(p, (if (o < 0) -o - 1 else o) + shift)
-        p += 4; r += 1
+    private val scratch = new Array[Int](4096)
+
+    /** `offsets(from until from + n)` (null marks removed, plus `shift`) into `scratch(at ...)`. */
+    private def offsetBlock(offsets: Array[Int], from: Int, n: Int, shift: Int, at: Int): Unit = {
+      val sc = scratch
+      var j = 0
+      while (j < n) {
+        val o = offsets(from + j)
+        sc(at + j) = (if (o < 0) -o - 1 else o) + shift
+        j += 1
       }
-      buf.position(p)
     }
   }
 
