@@ -23,8 +23,10 @@ class SessionHadoopConfSuite {
   /** Ours, built first (the state must still be missing), then Spark's: the same entries. */
   private def assertSameAsSpark(session: ClassicSession): Configuration = {
     assertTrue(stateMissing(session), "the session has no state yet")
+    val pending = SessionHadoopConf.sqlConfPending(session)
     val conf = SessionHadoopConf.of(session)
     assertTrue(stateMissing(session), "building the configuration must not create the state")
+    assertEquals(pending, SessionHadoopConf.sqlConfPending(session), "nor the SQL configuration, when it was pending")
     val ours = entries(conf)
     val spark = entries(session.sessionState.newHadoopConf())
     assertFalse(stateMissing(session))
@@ -34,14 +36,21 @@ class SessionHadoopConfSuite {
   }
 
   @Test def newSessionGetsSparksEntries(): Unit = {
-    val conf = assertSameAsSpark(SparkTestSession.spark.newSession().asInstanceOf[ClassicSession])
+    val s = SparkTestSession.spark.newSession().asInstanceOf[ClassicSession]
+    // it shares the shared state of the session it came from: Spark's own SQL configuration is used
+    assertFalse(SessionHadoopConf.sqlConfPending(s))
+    val conf = assertSameAsSpark(s)
     assertEquals("UTC", conf.get("spark.sql.session.timeZone")) // set on the test session's SparkConf
   }
 
   @Test def initialOptionsAreApplied(): Unit = {
     val base = SparkTestSession.spark.asInstanceOf[ClassicSession]
     val opts = Map("deltalog.commit.durable" -> "true", "spark.sql.session.timeZone" -> "Asia/Tokyo")
-    val conf = assertSameAsSpark(new ClassicSession(base.sparkContext, new java.util.HashMap(opts.asJava)))
+    // a session with a shared state of its own still to create: its SQL configuration is merged here
+    val session = new ClassicSession(base.sparkContext, new java.util.HashMap(opts.asJava))
+    assertTrue(SessionHadoopConf.sqlConfPending(session))
+    val conf = assertSameAsSpark(session)
+    assertFalse(SessionHadoopConf.sqlConfPending(session)) // Spark's own, built by the comparison
     assertEquals("true", conf.get("deltalog.commit.durable"))
     assertEquals("Asia/Tokyo", conf.get("spark.sql.session.timeZone"))
   }
