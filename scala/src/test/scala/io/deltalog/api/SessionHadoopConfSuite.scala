@@ -45,13 +45,16 @@ class SessionHadoopConfSuite {
 
   @Test def initialOptionsAreApplied(): Unit = {
     val base = SparkTestSession.spark.asInstanceOf[ClassicSession]
-    val opts = Map("deltalog.commit.durable" -> "true", "spark.sql.session.timeZone" -> "Asia/Tokyo")
+    // a static SQL entry (the shared state takes it) too
+    val opts = Map("deltalog.commit.durable" -> "true", "spark.sql.session.timeZone" -> "Asia/Tokyo",
+      "spark.sql.sources.schemaStringLengthThreshold" -> "1234")
     // a session with a shared state of its own still to create: its SQL configuration is merged here
     val session = new ClassicSession(base.sparkContext, new java.util.HashMap(opts.asJava))
     assertTrue(SessionHadoopConf.sqlConfPending(session))
     val conf = assertSameAsSpark(session)
     assertFalse(SessionHadoopConf.sqlConfPending(session)) // Spark's own, built by the comparison
     assertEquals("true", conf.get("deltalog.commit.durable"))
+    assertEquals("1234", conf.get("spark.sql.sources.schemaStringLengthThreshold"))
     assertEquals("Asia/Tokyo", conf.get("spark.sql.session.timeZone"))
   }
 
