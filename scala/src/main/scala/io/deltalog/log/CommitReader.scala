@@ -99,6 +99,7 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
 
   // Same test as LogStore's local listing (Spark may install a subclass of LocalFileSystem).
   private val localFs: Boolean = fs.getUri.getScheme == "file"
+  private val store = new LogStore(fs)
 
   /** Reads and parses one commit file (every action an object). */
   def read(file: FileStatus): ParsedCommit =
@@ -146,7 +147,8 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
       val bytes = readFile(l.getPath, java.nio.file.Files.readAllBytes(l.file.toPath))
       l.noteLength(bytes.length)
       bytes
-    case _ => val path = file.getPath; readFile(path, readBytes(path))
+    // local files through NIO (no Hadoop stream or checksum file per commit), as LogStore reads them
+    case _ => val path = file.getPath; readFile(path, store.readBytes(path))
   }
 
   private def readFile(path: Path, read: => Array[Byte]): Array[Byte] = {
@@ -156,20 +158,6 @@ final class CommitReader(fs: FileSystem, onRead: Path => Unit = _ => ()) {
         throw new CorruptLogFileException(path.toString, "the file disappeared while the log was read " +
           "(concurrent cleanup?)", e)
       case e: IOException => throw new CorruptLogFileException(path.toString, s"read failed: ${e.getMessage}", e)
-    }
-  }
-
-  /** The whole file (local files through NIO: no Hadoop stream or checksum file per commit). */
-  private def readBytes(path: Path): Array[Byte] = {
-    val uri = path.toUri
-    if (localFs && (uri.getScheme == null || uri.getScheme == "file")) {
-      java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(uri.getPath))
-    } else {
-      val in = try fs.open(path) catch {
-        case e: java.io.FileNotFoundException => throw e
-        case e: IOException => throw new CorruptLogFileException(path.toString, s"cannot open: ${e.getMessage}", e)
-      }
-      try in.readAllBytes() finally in.close()
     }
   }
 

@@ -80,6 +80,9 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
     out
   }
 
+  /** One wait of a spin loop that has spun `spins` times: spin briefly, then sleep 50 µs a time. */
+  private def backOff(spins: Int): Unit = if (spins < 64) Thread.onSpinWait() else LockSupport.parkNanos(50000L)
+
   /** Waits until the decision for row `row` is published: the rows decided so far, or -1 when aborted. */
   private def awaitPublished(row: Int): Int = {
     var spins = 0
@@ -87,7 +90,7 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
     while (row >= avail) {
       if (aborted) return -1
       spins += 1
-      if (spins < 64) Thread.onSpinWait() else LockSupport.parkNanos(50000L)
+      backOff(spins)
       avail = published.get()
     }
     avail
@@ -139,7 +142,7 @@ private[log] final class ParallelStatsReader(open: () => ParquetFileReader, sche
       while (this.out == null) {
         if (aborted) return
         spins += 1
-        if (spins < 64) Thread.onSpinWait() else LockSupport.parkNanos(50000L)
+        backOff(spins)
       }
       val column = this.out
       val all = everyAdd
