@@ -206,7 +206,13 @@ object CheckpointReader {
   private def openReader(in: InputFile, options: org.apache.parquet.ParquetReadOptions): ParquetFileReader = in match {
     case m: MappedInputFile =>
       val stream = m.newStream()
-      try new ParquetFileReader(m, m.footer(ParquetFileReader.readFooter(m, options, stream)), options, stream)
+      try {
+        // parquet-mr's footer decoding is the fallback for what ParquetFooter leaves to it (the
+        // options of this reader never carry a metadata filter; decryption keys go to parquet-mr)
+        def parse = (if (options.getDecryptionProperties == null) ParquetFooter.decode(m.buffer) else None)
+          .getOrElse(ParquetFileReader.readFooter(m, options, stream))
+        new ParquetFileReader(m, m.footer(parse), options, stream)
+      }
       catch { case e: Throwable => stream.close(); throw e }
     case other => ParquetFileReader.open(other, options)
   }

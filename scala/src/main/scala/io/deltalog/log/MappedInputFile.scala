@@ -26,6 +26,9 @@ private[log] final class MappedInputFile private (path: NioPath, mapped: MappedF
   def footer(parse: => org.apache.parquet.hadoop.metadata.ParquetMetadata): org.apache.parquet.hadoop.metadata.ParquetMetadata =
     mapped.footer(parse)
 
+  /** The whole file (read with absolute gets only: the map is shared). */
+  def buffer: ByteBuffer = mapped.map
+
   override def toString: String = path.toString
 }
 

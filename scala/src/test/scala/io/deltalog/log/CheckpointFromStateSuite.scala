@@ -141,6 +141,9 @@ class CheckpointFromStateSuite {
     (ref.files ++ ref.sidecarFiles).filter(_.getPath.getName.endsWith(".parquet")).foreach(f =>
       assertTrue(footer(f.getPath).getFileMetaData.getCreatedBy.startsWith("parquet-mr"), "reference path used"))
     assertTrue(parquetFiles.nonEmpty)
+    // both writers' footers decode as parquet-mr decodes them (the reader's footer decoder)
+    (parquetFiles ++ (ref.files ++ ref.sidecarFiles).filter(_.getPath.getName.endsWith(".parquet")))
+      .foreach(f => ParquetFooterSuite.assertDecodedLikeParquetMr(java.nio.file.Paths.get(f.getPath.toUri)))
     val fastRows = readAll(fast.files.map(_.getPath), snapshot.version)
     val refRows = readAll(ref.files.map(_.getPath), snapshot.version)
     assertEquals(ref.numActions, fast.numActions)
