@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
+from deltalog._files_transfer import TRANSFER_FILES, read_mapped
 from deltalog._jvm import call as _call
 from deltalog._jvm import JvmRef, api_class
 from deltalog.actions import DomainMetadata, Metadata, SetTransaction
@@ -171,7 +172,6 @@ class DeltaTable:
 
     def filesArrow(self) -> Any:
         """The live files (``add`` actions) as a pyarrow Table."""
-        from deltalog._files_transfer import TRANSFER_FILES, read_mapped
         # Plain states (no tags / DVs / row tracking) come as raw Arrow buffers built over a memory
         # map, without Arrow Java or an IPC stream; others take the Arrow IPC path. Transfer files
         # are reused once no table maps them (see TransferFiles).
