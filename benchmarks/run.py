@@ -362,7 +362,10 @@ def run_fresh(engine: str, table: str, timeout: float, env: Optional[Dict[str, s
     return {"engine": engine, "error": f"no result (rc {p.returncode}): {p.stderr.strip()[-300:]}"}
 
 
-FRESH_DRIVERS = 5  # fresh processes per row; the row shows the median load (one driver varies by ±0.05 s)
+# Fresh processes per row; the row shows the median load. One driver's first load varies by
+# ±0.05 s and is bimodal for deltalog (whether a young GC of Spark's startup objects lands in it),
+# so 5 drivers gave medians 0.03 s apart from one run to the next; 11 narrow that.
+FRESH_DRIVERS = 11
 
 
 def median_fresh(runs: List[Dict[str, Any]]) -> Dict[str, Any]:
