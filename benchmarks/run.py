@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -388,30 +388,51 @@ def repeat_fresh(engine: str, table: str, timeout: float, env: Optional[Dict[str
     return median_fresh(runs)
 
 
-def fresh_deltalog(table: str, expect: Dict[str, Any], timeout: float) -> List[Dict[str, Any]]:
-    """deltalog's fresh drivers without class-data sharing, then with it: drivers are started until
-    one maps an archive (the first driver of a new Spark/Java class path only notes it, the next
-    records the archive as it exits; both are reported as they happened), then more that map it."""
+CLASS_SHARING_ON = {"DELTALOG_CLASS_SHARING": "1"}
+
+
+def fresh_deltalog(table: str, expect: Dict[str, Any], timeout: float
+                   ) -> Tuple[List[Dict[str, Any]], Optional[Dict[str, Any]]]:
+    """deltalog's fresh drivers without class-data sharing, then with it until one maps an archive
+    (the first driver of a new Spark/Java class path only notes it, the next records the archive as
+    it exits; both are reported as they happened). Returns those rows and the first driver that
+    mapped the archive (None if none did): [[alternate_fresh]] runs the rest of them."""
     print("[run] fresh process: deltalog (class-data sharing off)", file=sys.stderr, flush=True)
     off = {"DELTALOG_CLASS_SHARING": "0"}
     out = [dict(repeat_fresh("deltalog", table, timeout, off), expect=expect,
                 label="deltalog, class-data sharing off")]
-    on = {"DELTALOG_CLASS_SHARING": "1"}
     for _ in range(4):
         print("[run] fresh process: deltalog (class-data sharing on)", file=sys.stderr, flush=True)
-        r = run_fresh("deltalog", table, timeout, on)
+        r = run_fresh("deltalog", table, timeout, CLASS_SHARING_ON)
         mode = r.get("class_data", "none")
         if mode == "archive" and "error" not in r:
-            out.append(dict(repeat_fresh("deltalog", table, timeout, on, first=r), expect=expect,
-                            label="deltalog, class-data archive"))
-            break
+            return out, r
         out.append(dict(r, expect=expect, label={"recording": "deltalog, recording the archive (once)",
                                                  }.get(mode, "deltalog, first driver of this class path")))
         if "error" in r:
             break
         if mode == "recording":
             time.sleep(15)  # the driver JVM writes the archive as it exits, after the Python process
-    return out
+    return out, None
+
+
+def alternate_fresh(table: str, timeout: float, first_archive: Dict[str, Any]
+                    ) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """delta-rs drivers and deltalog drivers that map the class-data archive, started alternately
+    (FRESH_DRIVERS of each, `first_archive` counting as deltalog's first), so that both engines
+    meet the same machine: one engine's drivers all run at once took up a drift of the machine's
+    load. Returns each engine's median row."""
+    print("[run] fresh process: delta-rs and deltalog (class-data archive), alternately", file=sys.stderr, flush=True)
+    rs: List[Dict[str, Any]] = []
+    dl: List[Dict[str, Any]] = [first_archive]
+    while len(rs) < FRESH_DRIVERS or len(dl) < FRESH_DRIVERS:
+        if len(rs) < FRESH_DRIVERS:
+            rs.append(run_fresh("delta-rs", table, timeout))
+        if len(dl) < FRESH_DRIVERS:
+            dl.append(run_fresh("deltalog", table, timeout, CLASS_SHARING_ON))
+        if "error" in rs[-1] or "error" in dl[-1]:
+            break
+    return median_fresh(rs), median_fresh(dl)
 
 
 def machine_info() -> Dict[str, Any]:
@@ -639,7 +660,8 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
               "runs without class-data sharing (`DELTALOG_CLASS_SHARING=0`), then with it: the first "
               "driver of a new Spark/Java class path only notes it, the next records an archive of the "
               "classes it loaded as it exits (slower, once), later drivers map it; each driver that "
-              "ran is listed.", "",
+              "ran is listed. The delta-rs drivers and the deltalog drivers that map the archive are "
+              "started alternately, so that both meet the same machine.", "",
               "| engine | start (excluded) | first load | loads of all runs | files @ version | correct | peak RSS MB |",
               "|---|---|---|---|---|---|---|"]
         for f_ in fresh:
@@ -697,11 +719,22 @@ def orchestrate(a: argparse.Namespace) -> int:
         spec = gen.Spec(spec.commits, spec.files, a.partitioned)
         d = gen.ensure_checkpoint_table(spec, 0)
         expect = (gen.read_meta(d) or {}).get("latest", {})
-        if "delta-rs" in a.engines:
-            print("[run] fresh process: delta-rs", file=sys.stderr, flush=True)
-            fresh.append(dict(repeat_fresh("delta-rs", d, a.worker_timeout), expect=expect))
+        dl_rows: List[Dict[str, Any]] = []
+        first_archive = None
         if "deltalog" in a.engines:
-            fresh += fresh_deltalog(d, expect, a.worker_timeout)
+            dl_rows, first_archive = fresh_deltalog(d, expect, a.worker_timeout)
+        archive_label = "deltalog, class-data archive"
+        if "delta-rs" in a.engines and first_archive is not None:
+            rs, dl = alternate_fresh(d, a.worker_timeout, first_archive)
+            fresh += [dict(rs, expect=expect)] + dl_rows + [dict(dl, expect=expect, label=archive_label)]
+        else:
+            if "delta-rs" in a.engines:
+                print("[run] fresh process: delta-rs", file=sys.stderr, flush=True)
+                fresh.append(dict(repeat_fresh("delta-rs", d, a.worker_timeout), expect=expect))
+            fresh += dl_rows
+            if first_archive is not None:
+                fresh.append(dict(repeat_fresh("deltalog", d, a.worker_timeout, CLASS_SHARING_ON, first=first_archive),
+                                  expect=expect, label=archive_label))
     wall = time.perf_counter() - t_all
     info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     report = write_report(a, cases, rows, fresh, info, wall, cmd)
