@@ -114,70 +114,54 @@ object ParquetFooterSuite {
     try r.getFooter finally r.close()
   }
 
+  /** Asserts `field(theirs) == field(ours)` for each named field, naming `at` and the field on failure. */
+  private def sameFields[A](at: String, theirs: A, ours: A)(fields: (String, A => Any)*): Unit =
+    fields.foreach { case (name, field) => assertEquals(field(theirs), field(ours), s"$at: $name") }
+
+  private def indexRef(r: org.apache.parquet.internal.hadoop.metadata.IndexReference): Option[(Long, Int)] =
+    Option(r).map(x => (x.getOffset, x.getLength))
+
   /** Fails naming the first difference between `ours` and parquet-mr's footer `theirs` of `file`. */
   def assertSameFooter(file: String, theirs: ParquetMetadata, ours: ParquetMetadata): Unit = {
-    assertEquals(theirs.getFileMetaData.getSchema, ours.getFileMetaData.getSchema, s"$file: schema")
     // the schemas print the same too (field ids, logical types, column orders are in equals, not all in toString)
-    assertEquals(theirs.getFileMetaData.getSchema.toString, ours.getFileMetaData.getSchema.toString, s"$file: schema")
-    val theirLeaves = theirs.getFileMetaData.getSchema.getColumns.asScala
-    val ourLeaves = ours.getFileMetaData.getSchema.getColumns.asScala
-    theirLeaves.zip(ourLeaves).foreach { case (a, b) =>
-      assertEquals(a.getPrimitiveType.columnOrder, b.getPrimitiveType.columnOrder, s"$file: column order of $a")
-    }
-    assertEquals(theirs.getFileMetaData.getCreatedBy, ours.getFileMetaData.getCreatedBy, s"$file: created_by")
-    assertEquals(theirs.getFileMetaData.getKeyValueMetaData, ours.getFileMetaData.getKeyValueMetaData, s"$file: key-value")
-    assertEquals(theirs.getFileMetaData.getEncryptionType, ours.getFileMetaData.getEncryptionType, s"$file: encryption")
+    sameFields(file, theirs.getFileMetaData, ours.getFileMetaData)(
+      "schema" -> (_.getSchema), "schema" -> (_.getSchema.toString), "created_by" -> (_.getCreatedBy),
+      "key-value" -> (_.getKeyValueMetaData), "encryption" -> (_.getEncryptionType))
+    theirs.getFileMetaData.getSchema.getColumns.asScala.zip(ours.getFileMetaData.getSchema.getColumns.asScala)
+      .foreach { case (a, b) => sameFields(s"$file: column order of $a", a, b)("" -> (_.getPrimitiveType.columnOrder)) }
     assertEquals(theirs.getBlocks.size, ours.getBlocks.size, s"$file: row groups")
     theirs.getBlocks.asScala.zip(ours.getBlocks.asScala).zipWithIndex.foreach { case ((a, b), g) =>
       val at = s"$file: row group $g"
-      assertEquals(a.getRowCount, b.getRowCount, s"$at: rows")
-      assertEquals(a.getTotalByteSize, b.getTotalByteSize, s"$at: total byte size")
-      assertEquals(a.getRowIndexOffset, b.getRowIndexOffset, s"$at: row index offset")
-      assertEquals(a.getOrdinal, b.getOrdinal, s"$at: ordinal")
-      assertEquals(a.getPath, b.getPath, s"$at: path")
-      assertEquals(a.getStartingPos, b.getStartingPos, s"$at: starting position")
-      assertEquals(a.getCompressedSize, b.getCompressedSize, s"$at: compressed size")
-      assertEquals(a.getColumns.size, b.getColumns.size, s"$at: columns")
+      sameFields(at, a, b)("rows" -> (_.getRowCount), "total byte size" -> (_.getTotalByteSize),
+        "row index offset" -> (_.getRowIndexOffset), "ordinal" -> (_.getOrdinal), "path" -> (_.getPath),
+        "starting position" -> (_.getStartingPos), "compressed size" -> (_.getCompressedSize),
+        "columns" -> (_.getColumns.size))
       a.getColumns.asScala.zip(b.getColumns.asScala).foreach { case (x, y) =>
         val c = s"$at, column ${x.getPath}"
-        assertEquals(x.getPath, y.getPath, c)
-        assertEquals(x.getPrimitiveType, y.getPrimitiveType, s"$c: type")
-        assertEquals(x.getCodec, y.getCodec, s"$c: codec")
-        assertEquals(x.getEncodings, y.getEncodings, s"$c: encodings")
-        assertEquals(Option(x.getEncodingStats).map(_.getDataEncodings), Option(y.getEncodingStats).map(_.getDataEncodings), s"$c: data encodings")
-        assertEquals(Option(x.getEncodingStats).map(_.getDictionaryEncodings), Option(y.getEncodingStats).map(_.getDictionaryEncodings), s"$c: dictionary encodings")
+        sameFields(c, x, y)("path" -> (_.getPath), "type" -> (_.getPrimitiveType), "codec" -> (_.getCodec),
+          "encodings" -> (_.getEncodings),
+          "data encodings" -> (m => Option(m.getEncodingStats).map(_.getDataEncodings)),
+          "dictionary encodings" -> (m => Option(m.getEncodingStats).map(_.getDictionaryEncodings)),
+          "first data page" -> (_.getFirstDataPageOffset), "dictionary page" -> (_.getDictionaryPageOffset),
+          "has dictionary page" -> (_.hasDictionaryPage), "starting position" -> (_.getStartingPos),
+          "values" -> (_.getValueCount), "total size" -> (_.getTotalSize),
+          "uncompressed size" -> (_.getTotalUncompressedSize), "row group ordinal" -> (_.getRowGroupOrdinal),
+          "bloom filter offset" -> (_.getBloomFilterOffset), "bloom filter length" -> (_.getBloomFilterLength),
+          "column index" -> (m => indexRef(m.getColumnIndexReference)),
+          "offset index" -> (m => indexRef(m.getOffsetIndexReference)),
+          "null count set" -> (_.getStatistics.isNumNullsSet), "null count" -> (_.getStatistics.getNumNulls),
+          "statistics type" -> (_.getStatistics.`type`), "size statistics" -> (_.getSizeStatistics == null))
         Option(x.getEncodingStats).foreach { s =>
-          assertEquals(s.usesV2Pages, y.getEncodingStats.usesV2Pages, s"$c: v2 pages")
-          s.getDataEncodings.asScala.foreach(e => assertEquals(s.getNumDataPagesEncodedAs(e), y.getEncodingStats.getNumDataPagesEncodedAs(e), s"$c: $e pages"))
-          s.getDictionaryEncodings.asScala.foreach(e => assertEquals(s.getNumDictionaryPagesEncodedAs(e), y.getEncodingStats.getNumDictionaryPagesEncodedAs(e), s"$c: $e dictionaries"))
+          val t = y.getEncodingStats
+          assertEquals(s.usesV2Pages, t.usesV2Pages, s"$c: v2 pages")
+          s.getDataEncodings.asScala.foreach(e => assertEquals(s.getNumDataPagesEncodedAs(e), t.getNumDataPagesEncodedAs(e), s"$c: $e pages"))
+          s.getDictionaryEncodings.asScala.foreach(e => assertEquals(s.getNumDictionaryPagesEncodedAs(e), t.getNumDictionaryPagesEncodedAs(e), s"$c: $e dictionaries"))
         }
-        assertEquals(x.getFirstDataPageOffset, y.getFirstDataPageOffset, s"$c: first data page")
-        assertEquals(x.getDictionaryPageOffset, y.getDictionaryPageOffset, s"$c: dictionary page")
-        assertEquals(x.hasDictionaryPage, y.hasDictionaryPage, s"$c: has dictionary page")
-        assertEquals(x.getStartingPos, y.getStartingPos, s"$c: starting position")
-        assertEquals(x.getValueCount, y.getValueCount, s"$c: values")
-        assertEquals(x.getTotalSize, y.getTotalSize, s"$c: total size")
-        assertEquals(x.getTotalUncompressedSize, y.getTotalUncompressedSize, s"$c: uncompressed size")
-        assertEquals(x.getRowGroupOrdinal, y.getRowGroupOrdinal, s"$c: row group ordinal")
-        assertEquals(x.getBloomFilterOffset, y.getBloomFilterOffset, s"$c: bloom filter offset")
-        assertEquals(x.getBloomFilterLength, y.getBloomFilterLength, s"$c: bloom filter length")
-        assertEquals(Option(x.getColumnIndexReference).map(r => (r.getOffset, r.getLength)),
-          Option(y.getColumnIndexReference).map(r => (r.getOffset, r.getLength)), s"$c: column index")
-        assertEquals(Option(x.getOffsetIndexReference).map(r => (r.getOffset, r.getLength)),
-          Option(y.getOffsetIndexReference).map(r => (r.getOffset, r.getLength)), s"$c: offset index")
-        val (sx, sy) = (x.getStatistics, y.getStatistics)
-        assertEquals(sx.isNumNullsSet, sy.isNumNullsSet, s"$c: null count set")
-        assertEquals(sx.getNumNulls, sy.getNumNulls, s"$c: null count")
-        assertEquals(sx.`type`, sy.`type`, s"$c: statistics type")
-        assertFalse(sy.hasNonNullValue, s"$c: no min/max kept")
-        val (zx, zy) = (x.getSizeStatistics, y.getSizeStatistics)
-        assertEquals(zx == null, zy == null, s"$c: size statistics")
-        if (zx != null) {
-          assertEquals(zx.isValid, zy.isValid, s"$c: size statistics valid")
-          assertEquals(zx.getUnencodedByteArrayDataBytes, zy.getUnencodedByteArrayDataBytes, s"$c: unencoded bytes")
-          assertEquals(zx.getRepetitionLevelHistogram, zy.getRepetitionLevelHistogram, s"$c: repetition histogram")
-          assertEquals(zx.getDefinitionLevelHistogram, zy.getDefinitionLevelHistogram, s"$c: definition histogram")
-        }
+        assertFalse(y.getStatistics.hasNonNullValue, s"$c: no min/max kept")
+        if (x.getSizeStatistics != null) sameFields(c, x.getSizeStatistics, y.getSizeStatistics)(
+          "size statistics valid" -> (_.isValid), "unencoded bytes" -> (_.getUnencodedByteArrayDataBytes),
+          "repetition histogram" -> (_.getRepetitionLevelHistogram),
+          "definition histogram" -> (_.getDefinitionLevelHistogram))
       }
     }
   }
