@@ -25,7 +25,7 @@ import org.apache.parquet.schema.{GroupType, MessageType, PrimitiveType}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
 import io.deltalog.actions._
-import io.deltalog.exceptions.CorruptLogFileException
+import io.deltalog.exceptions.{CorruptLogFileException, DeltalogException}
 import io.deltalog.log.ParquetActionConverters.CheckpointReadSupport
 import io.deltalog.protocol.Protocol
 
@@ -328,7 +328,9 @@ object CheckpointReader {
             reader.setRequestedSchema(schema)
             // Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
             // A local, uncompressed row group (delta-rs writes those) is read from the file's map in place.
-            val mapped = if (!MapRowGroups) None else localPath(file).flatMap(MappedColumnChunk.rowGroup(_, block, schema))
+            val mapped = if (!MapRowGroups) None else
+              try localPath(file).flatMap(MappedColumnChunk.rowGroup(_, block, schema))
+              catch { case NonFatal(e) => throw corrupt(path, e) }
             val pages = mapped match {
               case Some(m) => reader.skipNextRowGroup(); m
               case None => try reader.readNextRowGroup() catch { case NonFatal(e) => throw corrupt(path, e) }
@@ -345,7 +347,11 @@ object CheckpointReader {
               val addOnly = new MessageType(schema.getName, schema.getType(schema.getFieldIndex("add")))
               try PlainAddColumns.read(fixed, addOnly, reader.getFooter.getFileMetaData.getCreatedBy, version, sink,
                 parallelStats)
-              catch { case e: IllegalStateException => throw corrupt(path, e) }
+              catch {
+                case f: PlainAddColumns.SinkFailure => throw f.error
+                case e: DeltalogException => throw e
+                case NonFatal(e) => throw corrupt(path, e)
+              }
             }
           } catch { case e: Throwable => if (parallelStats != null) parallelStats.abort(); throw e }
         }

@@ -83,7 +83,10 @@ private[log] object MappedColumnChunk {
     var values = 0L
     var pos = 0
     def corrupt(what: String): Nothing = throw new IllegalStateException(s"$what at ${chunk.getStartingPos + pos}")
-    def encoding(e: org.apache.parquet.format.Encoding): Encoding = Encoding.valueOf(e.name())
+    def encoding(e: org.apache.parquet.format.Encoding): Encoding =
+      if (e == null) corrupt("page header without an encoding") else Encoding.valueOf(e.name())
+    // a damaged header can name a page type without the matching header struct
+    def present[T <: AnyRef](h: T): T = if (h == null) corrupt("page header without its type's header") else h
     def slice(from: Int, len: Int): ByteBuffer = {
       if (len < 0 || from.toLong + len > map.limit()) corrupt("page extends past the chunk")
       map.slice(from, len).order(ByteOrder.LITTLE_ENDIAN)
@@ -98,16 +101,16 @@ private[log] object MappedColumnChunk {
       header.getType match {
         case PageType.DICTIONARY_PAGE =>
           if (out.nonEmpty) corrupt("dictionary page after data pages")
-          val h = header.getDictionary_page_header
+          val h = present(header.getDictionary_page_header)
           out += new DictionaryPage(BytesInput.from(body), h.getNum_values, encoding(h.getEncoding))
         case PageType.DATA_PAGE =>
-          val h = header.getData_page_header
+          val h = present(header.getData_page_header)
           values += h.getNum_values
           out += new DataPageV1(BytesInput.from(body), h.getNum_values, size,
             Statistics.createStats(descriptor.getPrimitiveType), encoding(h.getRepetition_level_encoding),
             encoding(h.getDefinition_level_encoding), encoding(h.getEncoding))
         case PageType.DATA_PAGE_V2 =>
-          val h = header.getData_page_header_v2
+          val h = present(header.getData_page_header_v2)
           val rl = h.getRepetition_levels_byte_length
           val dl = h.getDefinition_levels_byte_length
           if (rl < 0 || dl < 0 || rl + dl > size) corrupt("bad level lengths")

@@ -2,6 +2,7 @@ package io.deltalog.log
 
 import scala.collection.immutable.VectorMap
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
 import org.apache.parquet.column.ColumnReader
 import org.apache.parquet.column.impl.ColumnReadStoreImpl
@@ -201,6 +202,13 @@ private[log] object PlainAddColumns {
   }
 
   /**
+   * An exception of the sink, carried out of [[read]] unchanged: the checkpoint reader reports
+   * every other exception of [[read]] (a damaged page: a decoder's bounds check, a codec's
+   * error, parquet-mr's decoding exception) as a damaged file.
+   */
+  final class SinkFailure(val error: Throwable) extends RuntimeException(error.toString, error, false, false)
+
+  /**
    * Reads the `add` leaves of one row group (`rows` rows; `pages` holds at least the columns of
    * `add` in `schema`, a message type whose only field is the projected `add` group) and pushes
    * every row that has an `add` into `sink`.
@@ -299,7 +307,9 @@ private[log] object PlainAddColumns {
           } else row.statsBuf = null
           row.partitionValues = if (pv == null) Map.empty else pv.row()
           val keptBefore = if (ds == null) 0 else ds.keptRows
-          if (!extras) sink.acceptPlainAdd(version, row) else acceptWithExtras()
+          if (!extras) {
+            try sink.acceptPlainAdd(version, row) catch { case NonFatal(e) => throw new SinkFailure(e) }
+          } else acceptWithExtras()
           if (ps != null) ps.decide(i.toInt, ds.keptRows > keptBefore)
         }
         i += 1
@@ -321,9 +331,11 @@ private[log] object PlainAddColumns {
       val b = if (baseRowId == null) None else baseRowId.longOpt()
       val r = if (drcv == null) None else drcv.longOpt()
       val c = if (clusteringProvider == null) None else clusteringProvider.stringOpt()
-      if (t.isEmpty && d.isEmpty && b.isEmpty && r.isEmpty && c.isEmpty) sink.acceptPlainAdd(version, row)
-      else sink.accept(version, row.toAddFile.copy(tags = t, deletionVector = d, baseRowId = b,
-        defaultRowCommitVersion = r, clusteringProvider = c))
+      val add = if (t.isEmpty && d.isEmpty && b.isEmpty && r.isEmpty && c.isEmpty) null
+        else row.toAddFile.copy(tags = t, deletionVector = d, baseRowId = b, defaultRowCommitVersion = r,
+          clusteringProvider = c)
+      try { if (add == null) sink.acceptPlainAdd(version, row) else sink.accept(version, add) }
+      catch { case NonFatal(e) => throw new SinkFailure(e) }
     }
   }
 }
