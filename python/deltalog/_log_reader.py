@@ -292,16 +292,21 @@ def _read_parquet_checkpoint(file: str, want_p: bool, want_m: bool) -> Tuple[Opt
                                   f"_last_checkpoint) so readers fall back to an older checkpoint.") from None
     p: Optional[Protocol] = None
     m: Optional[Metadata] = None
-    if "protocol" in cols:
-        for row, body in enumerate(table.column("protocol").to_pylist(), start=1):
-            if body is not None:
-                p = _protocol_from_body(body, file, row)
-                break
-    if "metaData" in cols:
-        for row, body in enumerate(table.column("metaData").to_pylist(), start=1):
-            if body is not None:
-                m = _metadata_from_body(_arrow_metadata(body), file, row)
-                break
+    try:
+        protocols = table.column("protocol").to_pylist() if "protocol" in cols else []
+        metadatas = table.column("metaData").to_pylist() if "metaData" in cols else []
+    except UnicodeDecodeError as e:  # pyarrow does not validate UTF-8 when it reads, only here
+        raise CorruptLogFileError("DELTA_CORRUPT_LOG_FILE",
+                                  f"checkpoint {file} holds a string that is not UTF-8 ({e}). Delete it (and "
+                                  f"fix _last_checkpoint) so readers fall back to an older checkpoint.") from None
+    for row, body in enumerate(protocols, start=1):
+        if body is not None:
+            p = _protocol_from_body(body, file, row)
+            break
+    for row, body in enumerate(metadatas, start=1):
+        if body is not None:
+            m = _metadata_from_body(_arrow_metadata(body), file, row)
+            break
     return p, m
 
 

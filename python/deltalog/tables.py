@@ -117,7 +117,7 @@ class DeltaTable:
 
     def timestamp(self) -> int:
         """Commit timestamp of this version, ms since the epoch (in-commit timestamp when enabled)."""
-        return int(self._handle.timestamp())
+        return int(_call(self._handle.timestamp))
 
     def protocol(self) -> Protocol:
         if self._protocol is None:

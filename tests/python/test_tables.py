@@ -14,6 +14,7 @@ from deltalake import write_deltalake
 
 from deltalog.exceptions import (
     ActionParseError,
+    CorruptLogFileError,
     TableNotFoundError,
     TimestampOutOfRangeError,
     UnsupportedTableFeatureError,
@@ -164,6 +165,25 @@ def test_missing_commit_is_named(spark, rs_table):
     with pytest.raises(VersionNotContiguousError) as info:
         DeltaTable.forPath(spark, str(rs_table))
     assert "2" in str(info.value)
+
+
+@pytest.mark.parametrize("damage", ["cut", "pages"])
+def test_damaged_checkpoint_names_the_file(spark, rs_table, damage):
+    # delta-rs writes uncompressed checkpoints, which the engine reads from a memory map with its
+    # own page decoders: a damaged one must still surface as CorruptLogFileError naming the file,
+    # from the lazy file state (filesArrow) as from the open (the footer)
+    RsTable(str(rs_table)).create_checkpoint()
+    cp = rs_table / "_delta_log" / f"{len(CITIES) - 1:020d}.checkpoint.parquet"
+    data = bytearray(cp.read_bytes())
+    if damage == "cut":
+        data = data[: len(data) // 2]
+    else:  # every page header and value of the first half, footer intact
+        data[4: len(data) // 2] = b"\xff" * (len(data) // 2 - 4)
+    cp.write_bytes(bytes(data))
+    DeltaTable.clearCache(spark)
+    with pytest.raises(CorruptLogFileError) as info:
+        DeltaTable.forPath(spark, str(rs_table)).filesArrow()
+    assert cp.name in str(info.value)
 
 
 def test_copy_of_table_is_independent(spark, rs_table, tmp_path):

@@ -99,8 +99,9 @@ class HostileLogSuite {
       tombstones: Int, txns: Int)
 
   /** Everything a reader of the snapshot can ask for, forced; with the version of its checkpoint (-1: none). */
-  private def loadFully(table: NioPath): (Loaded, Long) = {
-    val s = DeltaLog.uncached(table.toString, conf).snapshot()
+  private def loadFully(table: NioPath): (Loaded, Long) = forced(DeltaLog.uncached(table.toString, conf).snapshot())
+
+  private def forced(s: Snapshot): (Loaded, Long) = {
     val protocol = s.protocol.toString
     s.metadata.schemaString
     s.domainMetadata
@@ -117,6 +118,69 @@ class HostileLogSuite {
       case Some(LogFile.Commit(v)) => v < checkpointVersion
       case _ => false
     }
+
+  /** A typed error must name the table; anything else is a failure. Returns the outcome's name. */
+  private def typed(id: String, table: NioPath, context: String, failures: scala.collection.mutable.Builder[String, Vector[String]])(
+      body: => Unit): String =
+    try { body; "loaded" }
+    catch {
+      case e: DeltalogException =>
+        val m = String.valueOf(e.getMessage)
+        if (!m.contains(table.toString) && !m.contains(table.toUri.getPath.stripSuffix("/"))) {
+          failures += s"$id $context: ${e.getClass.getSimpleName} does not name the table: $m"
+        }
+        e.getClass.getSimpleName
+      case e: Throwable =>
+        val frames = e.getStackTrace
+        val at = (frames.take(2) ++ frames.filter(_.getClassName.startsWith("io.deltalog.")).take(3)).mkString(" < ")
+        failures += s"$id $context: untyped ${e.getClass.getName}: ${e.getMessage} at $at"
+        "untyped"
+    }
+
+  /**
+   * The other ways into a damaged log: a cached snapshot updated with a damaged new commit (the
+   * incremental path reads only it), and time travel to every version of the damaged log.
+   */
+  @Test def damagedNewCommitsAndTimeTravelFailTyped(): Unit = {
+    val root = corpusRoot
+    val manifestFile = root.resolve("manifest.json")
+    assertTrue(Files.isRegularFile(manifestFile), s"conformance corpus not found at $root")
+    val paths = new ObjectMapper().readTree(manifestFile.toFile).elements().asScala
+      .map(e => e.get("id").asText() -> e.get("table_path").asText()).toMap
+    val rounds = Integer.getInteger("deltalog.test.hostileRounds", 40).intValue() / 2
+    val seed = java.lang.Long.getLong("deltalog.test.hostileSeed", 20261127L).longValue()
+    val rnd = new Random(seed)
+    val failures = Vector.newBuilder[String]
+    var outcomes = Map.empty[String, Int]
+    def count(o: String): Unit = outcomes = outcomes.updated(o, outcomes.getOrElse(o, 0) + 1)
+    Tables.foreach { id =>
+      val source = root.resolve(paths(id))
+      (0 until rounds).foreach { round =>
+        val table = newTable()
+        try {
+          copyLog(source, table)
+          val commits = logFiles(table).filter(f => FileNames.parseName(f.getFileName.toString).exists(_.isInstanceOf[LogFile.Commit]))
+          val newest = commits.maxBy(f => FileNames.parseName(f.getFileName.toString).get.version)
+          val held = Files.readAllBytes(newest)
+          Files.delete(newest)
+          val log = DeltaLog.uncached(table.toString, conf)
+          val before = try Some(log.snapshot()) catch { case _: DeltalogException => None } // e.g. only a checkpoint left
+          Files.write(newest, held)
+          val what = damage(newest, rnd)
+          val context = s"round $round, update with ${newest.getFileName} $what"
+          if (before.isDefined) count(typed(id, table, context, failures)(forced(log.update())))
+          // time travel to each version the damaged log may hold
+          val latest = before.map(_.version + 1).getOrElse(0L)
+          val v = if (latest <= 0) 0L else rnd.nextLong(latest + 1)
+          count(typed(id, table, s"round $round, version $v after ${newest.getFileName} $what", failures)(
+            forced(DeltaLog.uncached(table.toString, conf).snapshotAt(v))))
+        } finally deleteRecursively(table)
+      }
+    }
+    println(s"hostile new commits / time travel (seed $seed, $rounds rounds a table): ${outcomes.toSeq.sortBy(-_._2).mkString(", ")}")
+    val f = failures.result()
+    assertTrue(f.isEmpty, s"${f.size} damaged logs gave an untyped or unnamed error (seed $seed):\n${f.mkString("\n")}")
+  }
 
   @Test def damagedLogFilesLoadOrFailWithATypedError(): Unit = {
     val root = corpusRoot
