@@ -119,128 +119,106 @@ class HostileLogSuite {
       case _ => false
     }
 
-  /** A typed error must name the table; anything else is a failure. Returns the outcome's name. */
-  private def typed(id: String, table: NioPath, context: String, failures: scala.collection.mutable.Builder[String, Vector[String]])(
-      body: => Unit): String =
-    try { body; "loaded" }
-    catch {
-      case e: DeltalogException =>
-        val m = String.valueOf(e.getMessage)
-        if (!m.contains(table.toString) && !m.contains(table.toUri.getPath.stripSuffix("/"))) {
-          failures += s"$id $context: ${e.getClass.getSimpleName} does not name the table: $m"
-        }
-        e.getClass.getSimpleName
-      case e: Throwable =>
-        val frames = e.getStackTrace
-        val at = (frames.take(2) ++ frames.filter(_.getClassName.startsWith("io.deltalog.")).take(3)).mkString(" < ")
-        failures += s"$id $context: untyped ${e.getClass.getName}: ${e.getMessage} at $at"
-        "untyped"
-    }
+  /** The outcomes of one test's rounds: failures listed, outcome names counted. */
+  private final class Rounds(title: String) {
+    val rounds: Int = Integer.getInteger("deltalog.test.hostileRounds", 40).intValue()
+    val seed: Long = java.lang.Long.getLong("deltalog.test.hostileSeed", 20261127L).longValue()
+    val rnd = new Random(seed)
+    private val failures = Vector.newBuilder[String]
+    private var outcomes = Map.empty[String, Int]
 
-  /**
-   * The other ways into a damaged log: a cached snapshot updated with a damaged new commit (the
-   * incremental path reads only it), and time travel to every version of the damaged log.
-   */
-  @Test def damagedNewCommitsAndTimeTravelFailTyped(): Unit = {
+    def fail(message: String): Unit = failures += message
+    def count(outcome: String): Unit = outcomes = outcomes.updated(outcome, outcomes.getOrElse(outcome, 0) + 1)
+
+    /** Runs `body`: "loaded", or the typed error's class (which must name `table`); anything else fails. */
+    def typed(table: NioPath, context: String)(body: => Unit): Unit = count(
+      try { body; "loaded" }
+      catch {
+        case e: DeltalogException =>
+          val m = String.valueOf(e.getMessage)
+          if (!m.contains(table.toString) && !m.contains(table.toUri.getPath.stripSuffix("/"))) {
+            fail(s"$context: ${e.getClass.getSimpleName} does not name the table: $m")
+          }
+          e.getClass.getSimpleName
+        case e: Throwable =>
+          val frames = e.getStackTrace
+          val at = (frames.take(2) ++ frames.filter(_.getClassName.startsWith("io.deltalog.")).take(3)).mkString(" < ")
+          fail(s"$context: untyped ${e.getClass.getName}: ${e.getMessage} at $at")
+          "untyped"
+      })
+
+    def check(extra: String = ""): Unit = {
+      println(s"$title (seed $seed, $rounds rounds a table): ${outcomes.toSeq.sortBy(-_._2).mkString(", ")}$extra")
+      val f = failures.result()
+      assertTrue(f.isEmpty, s"${f.size} damaged logs gave an untyped or unnamed error (seed $seed):\n${f.mkString("\n")}")
+    }
+  }
+
+  /** The corpus tables of [[Tables]]: (id, table directory). */
+  private def corpusTables(): Seq[(String, NioPath)] = {
     val root = corpusRoot
     val manifestFile = root.resolve("manifest.json")
     assertTrue(Files.isRegularFile(manifestFile), s"conformance corpus not found at $root")
     val paths = new ObjectMapper().readTree(manifestFile.toFile).elements().asScala
       .map(e => e.get("id").asText() -> e.get("table_path").asText()).toMap
-    val rounds = Integer.getInteger("deltalog.test.hostileRounds", 40).intValue() / 2
-    val seed = java.lang.Long.getLong("deltalog.test.hostileSeed", 20261127L).longValue()
-    val rnd = new Random(seed)
-    val failures = Vector.newBuilder[String]
-    var outcomes = Map.empty[String, Int]
-    def count(o: String): Unit = outcomes = outcomes.updated(o, outcomes.getOrElse(o, 0) + 1)
-    Tables.foreach { id =>
-      val source = root.resolve(paths(id))
-      (0 until rounds).foreach { round =>
+    Tables.map(id => id -> root.resolve(paths.getOrElse(id, fail(s"$id is not in the corpus manifest"))))
+  }
+
+  @Test def damagedLogFilesLoadOrFailWithATypedError(): Unit = {
+    val r = new Rounds("hostile log files")
+    var unusedRounds = 0
+    // the second-thread stats decoder too, on these small checkpoints
+    val minRows = CheckpointReader.ParallelStatsMinRows
+    CheckpointReader.ParallelStatsMinRows = 1
+    try corpusTables().foreach { case (id, source) =>
+      val (baseline, checkpointVersion) = loadFully(source)
+      (0 until r.rounds).foreach { round =>
         val table = newTable()
         try {
           copyLog(source, table)
-          val commits = logFiles(table).filter(f => FileNames.parseName(f.getFileName.toString).exists(_.isInstanceOf[LogFile.Commit]))
-          val newest = commits.maxBy(f => FileNames.parseName(f.getFileName.toString).get.version)
+          val files = logFiles(table)
+          val file = files(r.rnd.nextInt(files.size))
+          val context = s"$id round $round, ${table.relativize(file)} ${damage(file, r.rnd)}"
+          if (unused(file.getFileName.toString, checkpointVersion)) {
+            unusedRounds += 1
+            r.count(
+              try { if (loadFully(table)._1 != baseline) r.fail(s"$context: a commit replay does not read changed the result"); "loaded" }
+              catch { case e: Throwable => r.fail(s"$context: a commit replay does not read made the load fail: $e"); "failed" })
+          } else r.typed(table, context)(loadFully(table))
+        } finally deleteRecursively(table)
+      }
+    } finally CheckpointReader.ParallelStatsMinRows = minRows
+    r.check(s"; $unusedRounds damaged commits older than the checkpoint")
+    assertTrue(unusedRounds > 0, "no round damaged a commit older than the checkpoint: that check never ran")
+  }
+
+  /**
+   * The other ways into a damaged log: a cached snapshot updated with a damaged new commit (the
+   * incremental path reads only it), and time travel to a random version of the damaged log.
+   */
+  @Test def damagedNewCommitsAndTimeTravelFailTyped(): Unit = {
+    val r = new Rounds("hostile new commits / time travel, half as many rounds")
+    def version(f: NioPath): Option[Long] = FileNames.parseName(f.getFileName.toString).collect { case LogFile.Commit(v) => v }
+    corpusTables().foreach { case (id, source) =>
+      (0 until r.rounds / 2).foreach { round =>
+        val table = newTable()
+        try {
+          copyLog(source, table)
+          val newest = logFiles(table).filter(version(_).isDefined).maxBy(version(_).get)
           val held = Files.readAllBytes(newest)
           Files.delete(newest)
           val log = DeltaLog.uncached(table.toString, conf)
           val before = try Some(log.snapshot()) catch { case _: DeltalogException => None } // e.g. only a checkpoint left
           Files.write(newest, held)
-          val what = damage(newest, rnd)
-          val context = s"round $round, update with ${newest.getFileName} $what"
-          if (before.isDefined) count(typed(id, table, context, failures)(forced(log.update())))
-          // time travel to each version the damaged log may hold
+          val what = damage(newest, r.rnd)
+          if (before.isDefined) r.typed(table, s"$id round $round, update with ${newest.getFileName} $what")(forced(log.update()))
           val latest = before.map(_.version + 1).getOrElse(0L)
-          val v = if (latest <= 0) 0L else rnd.nextLong(latest + 1)
-          count(typed(id, table, s"round $round, version $v after ${newest.getFileName} $what", failures)(
-            forced(DeltaLog.uncached(table.toString, conf).snapshotAt(v))))
+          val v = if (latest <= 0) 0L else r.rnd.nextLong(latest + 1)
+          r.typed(table, s"$id round $round, version $v after ${newest.getFileName} $what")(
+            forced(DeltaLog.uncached(table.toString, conf).snapshotAt(v)))
         } finally deleteRecursively(table)
       }
     }
-    println(s"hostile new commits / time travel (seed $seed, $rounds rounds a table): ${outcomes.toSeq.sortBy(-_._2).mkString(", ")}")
-    val f = failures.result()
-    assertTrue(f.isEmpty, s"${f.size} damaged logs gave an untyped or unnamed error (seed $seed):\n${f.mkString("\n")}")
-  }
-
-  @Test def damagedLogFilesLoadOrFailWithATypedError(): Unit = {
-    val root = corpusRoot
-    val manifestFile = root.resolve("manifest.json")
-    assertTrue(Files.isRegularFile(manifestFile), s"conformance corpus not found at $root")
-    val paths = new ObjectMapper().readTree(manifestFile.toFile).elements().asScala
-      .map(e => e.get("id").asText() -> e.get("table_path").asText()).toMap
-    val rounds = Integer.getInteger("deltalog.test.hostileRounds", 40).intValue()
-    val seed = java.lang.Long.getLong("deltalog.test.hostileSeed", 20261127L).longValue()
-    val rnd = new Random(seed)
-    val failures = Vector.newBuilder[String]
-    // the second-thread stats decoder too, on these small checkpoints
-    val minRows = CheckpointReader.ParallelStatsMinRows
-    CheckpointReader.ParallelStatsMinRows = 1
-    var outcomes = Map.empty[String, Int]
-    var unusedRounds = 0
-    try Tables.foreach { id =>
-      val source = root.resolve(paths.getOrElse(id, fail(s"$id is not in the corpus manifest")))
-      val (baseline, checkpointVersion) = loadFully(source)
-      (0 until rounds).foreach { round =>
-        val table = newTable()
-        try {
-          copyLog(source, table)
-          val files = logFiles(table)
-          val file = files(rnd.nextInt(files.size))
-          val what = damage(file, rnd)
-          val name = table.relativize(file).toString
-          if (unused(file.getFileName.toString, checkpointVersion)) unusedRounds += 1
-          val outcome =
-            try {
-              val (loaded, _) = loadFully(table)
-              if (unused(file.getFileName.toString, checkpointVersion) && loaded != baseline) {
-                failures += s"$id round $round, $name $what: a commit replay does not read changed the result"
-              }
-              "loaded"
-            } catch {
-              case e: DeltalogException if unused(file.getFileName.toString, checkpointVersion) =>
-                failures += s"$id round $round, $name $what: a commit replay does not read made the load fail: $e"
-                "failed on an unused commit"
-
-              case e: DeltalogException =>
-                if (!String.valueOf(e.getMessage).contains(table.toString) && !String.valueOf(e.getMessage).contains(table.toUri.getPath.stripSuffix("/"))) {
-                  failures += s"$id round $round, $name $what: ${e.getClass.getSimpleName} does not name the table: ${e.getMessage}"
-                }
-                e.getClass.getSimpleName
-              case e: Throwable =>
-                val frames = e.getStackTrace
-                val ours = frames.filter(_.getClassName.startsWith("io.deltalog.")).take(3)
-                val at = (frames.take(2) ++ ours).mkString(" < ")
-                failures += s"$id round $round, $name $what: untyped ${e.getClass.getName}: ${e.getMessage} at $at"
-                "untyped"
-            }
-          outcomes = outcomes.updated(outcome, outcomes.getOrElse(outcome, 0) + 1)
-        } finally deleteRecursively(table)
-      }
-    } finally CheckpointReader.ParallelStatsMinRows = minRows
-    println(s"hostile log files (seed $seed, $rounds rounds a table): ${outcomes.toSeq.sortBy(-_._2).mkString(", ")}; " +
-      s"$unusedRounds damaged commits older than the checkpoint")
-    assertTrue(unusedRounds > 0, "no round damaged a commit older than the checkpoint: that check never ran")
-    val f = failures.result()
-    assertTrue(f.isEmpty, s"${f.size} damaged logs gave an untyped or unnamed error (seed $seed):\n${f.mkString("\n")}")
+    r.check()
   }
 }
