@@ -3,7 +3,7 @@ corpus tables of every checkpoint kind are copied and one file is damaged at ran
 emptied, deleted, bytes overwritten); ``read_protocol_and_metadata`` must then answer or raise a
 ``DeltalogError`` naming the table — never a bare ``json``/``pyarrow``/``KeyError``/``TypeError``.
 A damaged commit older than the newest checkpoint is never read: the answer must not change.
-The JVM engine has the same test (``HostileLogSuite``)."""
+The JVM engine has the same test over the same tables (``HostileLogSuite``)."""
 from __future__ import annotations
 
 import json
@@ -26,7 +26,9 @@ TABLES = [
     "delta-kernel-rs/v2-checkpoint-parquet",
     "delta-kernel-rs/v2-classic-checkpoint-json",
     "delta-kernel-rs/dv-partitioned-with-checkpoint",
+    "delta-kernel-rs/parsed-stats",
     "delta-kernel-rs/app-txn-checkpoint",
+    "delta-kernel-rs/v2-parquet-sidecars-struct-stats-only",
     "delta/kernel-pagination-multi-part-checkpoints",
     "delta-rs/checkpoint_with_partitions",
     "delta/delta-0.1.0",
