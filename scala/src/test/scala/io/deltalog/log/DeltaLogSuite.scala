@@ -1,6 +1,6 @@
 package io.deltalog.log
 
-import java.nio.file.{Files, Paths}
+import java.nio.file.Files
 import java.util.concurrent.atomic.AtomicInteger
 
 import scala.jdk.CollectionConverters._
@@ -380,10 +380,6 @@ class DeltaLogSuite {
   // ---------------------------------------------------------------------------------------------
   // Conformance corpus
 
-  private def corpusRoot: java.nio.file.Path = {
-    val root = Option(System.getProperty("deltalog.repo.root")).getOrElse(System.getProperty("user.dir"))
-    Paths.get(root).resolve("../shared/conformance").normalize()
-  }
 
   @Test def conformanceCorpus(): Unit = {
     val root = corpusRoot

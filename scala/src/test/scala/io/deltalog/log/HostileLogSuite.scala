@@ -1,6 +1,6 @@
 package io.deltalog.log
 
-import java.nio.file.{Files, Path => NioPath, Paths, StandardCopyOption}
+import java.nio.file.{Files, Path => NioPath, StandardCopyOption}
 
 import scala.jdk.CollectionConverters._
 import scala.util.Random
@@ -44,10 +44,6 @@ class HostileLogSuite {
     "delta/delta-0.1.0", // the oldest writer
     "delta-kernel-rs/with_checkpoint_no_last_checkpoint")
 
-  private def corpusRoot: NioPath = {
-    val root = Option(System.getProperty("deltalog.repo.root")).getOrElse(System.getProperty("user.dir"))
-    Paths.get(root).resolve("../shared/conformance").normalize()
-  }
 
   private def copyLog(from: NioPath, to: NioPath): Unit = {
     val s = Files.walk(from.resolve("_delta_log"))

@@ -17,6 +17,12 @@ import io.deltalog.protocol.Protocol
 /** Helpers for the log tests: hand-built logs in temp dirs. */
 object LogTestSupport {
   val conf = new Configuration()
+
+  /** The conformance corpus, `../shared/conformance` of the repository (`-Ddeltalog.repo.root`, else the working directory). */
+  def corpusRoot: java.nio.file.Path = {
+    val root = Option(System.getProperty("deltalog.repo.root")).getOrElse(System.getProperty("user.dir"))
+    java.nio.file.Paths.get(root).resolve("../shared/conformance").normalize()
+  }
   val protocol12: Protocol = Protocol(1, 2)
   val schema = """{"type":"struct","fields":[{"name":"id","type":"integer","nullable":true,"metadata":{}}]}"""
 
