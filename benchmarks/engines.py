@@ -249,9 +249,7 @@ class DeltalogEngine:
             src = os.environ.get("DELTALOG_BENCH_JAR") or _bundled_jar()
             jar = None
             if src:
-                import tempfile
-                jar = os.path.join(tempfile.mkdtemp(prefix="deltalog-bench-jar-"), os.path.basename(src))
-                shutil.copy2(src, jar)  # with its time: the class-data key follows the jar (size, time)
+                jar = _private_jar_copy(src)
                 self.jar_source = src
             self.spark = deltalog.configure_spark_with_deltalog(spark_builder(), jar_path=jar).getOrCreate()
             self.spark.sparkContext.setLogLevel("ERROR")
@@ -359,6 +357,23 @@ class DeltalogEngine:
             self.spark.stop()
         except Exception:
             pass
+
+
+def _private_jar_copy(src: str) -> str:
+    """A copy of the jar `src` that no build replaces: one per jar build (named by its size and
+    modification time, kept with that time: the class-data key follows the jar), shared by every
+    driver of that build (a copy per driver filled the temp directory: ~3.5 MB per fresh process)."""
+    import tempfile
+    st = os.stat(src)
+    d = os.path.join(tempfile.gettempdir(), f"deltalog-bench-jar-{st.st_size}-{st.st_mtime_ns}")
+    jar = os.path.join(d, os.path.basename(src))
+    if not os.path.exists(jar):
+        os.makedirs(d, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".copy-", dir=d)
+        os.close(fd)
+        shutil.copy2(src, tmp)
+        os.replace(tmp, jar)  # atomic: a concurrent driver sees no jar or the whole jar
+    return jar
 
 
 def _bundled_jar() -> Optional[str]:

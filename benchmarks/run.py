@@ -435,6 +435,34 @@ def alternate_fresh(table: str, timeout: float, first_archive: Dict[str, Any]
     return median_fresh(rs), median_fresh(dl)
 
 
+def fresh_rows(a: argparse.Namespace, size: str) -> List[Dict[str, Any]]:
+    """The fresh-process rows of S1 `size` (checkpoint + 0): delta-rs, and deltalog without the
+    class-data archive, recording it, and mapping it (started alternately with delta-rs)."""
+    spec = gen.S1_SPECS[size]
+    spec = gen.Spec(spec.commits, spec.files, a.partitioned)
+    d = gen.ensure_checkpoint_table(spec, 0)
+    expect = (gen.read_meta(d) or {}).get("latest", {})
+    print(f"[run] fresh process, S1 {size}", file=sys.stderr, flush=True)
+    out: List[Dict[str, Any]] = []
+    dl_rows: List[Dict[str, Any]] = []
+    first_archive = None
+    if "deltalog" in a.engines:
+        dl_rows, first_archive = fresh_deltalog(d, expect, a.worker_timeout)
+    archive_label = "deltalog, class-data archive"
+    if "delta-rs" in a.engines and first_archive is not None:
+        rs, dl = alternate_fresh(d, a.worker_timeout, first_archive)
+        out += [dict(rs, expect=expect)] + dl_rows + [dict(dl, expect=expect, label=archive_label)]
+    else:
+        if "delta-rs" in a.engines:
+            print("[run] fresh process: delta-rs", file=sys.stderr, flush=True)
+            out.append(dict(repeat_fresh("delta-rs", d, a.worker_timeout), expect=expect))
+        out += dl_rows
+        if first_archive is not None:
+            out.append(dict(repeat_fresh("deltalog", d, a.worker_timeout, CLASS_SHARING_ON, first=first_archive),
+                            expect=expect, label=archive_label))
+    return out
+
+
 def machine_info() -> Dict[str, Any]:
     info: Dict[str, Any] = {"nproc": os.cpu_count(), "kernel": platform.release(),
                             "python": platform.python_version(),
@@ -532,7 +560,7 @@ def verdict(case: Dict[str, Any], rows: Dict[str, Dict[str, Any]], engines: List
 
 
 def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[Dict[str, Any]],
-                 fresh: List[Dict[str, Any]], info: Dict[str, Any], wall: float, cmd: str) -> str:
+                 fresh: List[Tuple[str, List[Dict[str, Any]]]], info: Dict[str, Any], wall: float, cmd: str) -> str:
     by = {(r["id"], r["engine"]): r for r in rows if "id" in r}
     starts = {r["engine"]: r["start"] for r in rows if "start" in r}
     workers = {r["engine"]: r["worker"] for r in rows if "worker" in r}
@@ -652,19 +680,22 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
                                  + (f"; re-read with only the new checkpoint left: {rr_}" if rr_ else ""))
         L.append("")
 
-    if fresh:
-        L += ["## Fresh process, one load (S1 100k, checkpoint + 0)", "",
-              f"A new Python process per run ({FRESH_DRIVERS} per row; the row is the run with the median "
-              "first load, every run's load is listed): engine start (deltalog: SparkSession creation with "
-              "the jar; delta-rs: `import deltalake`) is reported apart from the first load. deltalog "
-              "runs without class-data sharing (`DELTALOG_CLASS_SHARING=0`), then with it: the first "
-              "driver of a new Spark/Java class path only notes it, the next records an archive of the "
-              "classes it loaded as it exits (slower, once), later drivers map it; each driver that "
-              "ran is listed. The delta-rs drivers and the deltalog drivers that map the archive are "
-              "started alternately, so that both meet the same machine.", "",
-              "| engine | start (excluded) | first load | loads of all runs | files @ version | correct | peak RSS MB |",
+    for size, fresh_ in fresh:
+        L += [f"## Fresh process, one load (S1 {size}, checkpoint + 0)", ""]
+        if size != fresh[0][0]:
+            L += [f"As above, for the {size}-file table.", ""]
+        else:
+            L += [f"A new Python process per run ({FRESH_DRIVERS} per row; the row is the run with the median "
+                  "first load, every run's load is listed): engine start (deltalog: SparkSession creation with "
+                  "the jar; delta-rs: `import deltalake`) is reported apart from the first load. deltalog "
+                  "runs without class-data sharing (`DELTALOG_CLASS_SHARING=0`), then with it: the first "
+                  "driver of a new Spark/Java class path only notes it, the next records an archive of the "
+                  "classes it loaded as it exits (slower, once), later drivers map it; each driver that "
+                  "ran is listed. The delta-rs drivers and the deltalog drivers that map the archive are "
+                  "started alternately, so that both meet the same machine.", ""]
+        L += ["| engine | start (excluded) | first load | loads of all runs | files @ version | correct | peak RSS MB |",
               "|---|---|---|---|---|---|---|"]
-        for f_ in fresh:
+        for f_ in fresh_:
             name = f_.get("label", f_["engine"])
             if "error" in f_:
                 L.append(f"| {name} | {f_['error'].replace('|', '/')} | — | — | — | — | — |")
@@ -713,28 +744,11 @@ def orchestrate(a: argparse.Namespace) -> int:
         if e in a.engines:
             rows += run_worker(e, plan_path, a)
     os.unlink(plan_path)
-    fresh = []
+    fresh: List[Tuple[str, List[Dict[str, Any]]]] = []
     if not a.no_fresh and "S1" in a.scenarios:
-        spec = gen.S1_SPECS["100k"]
-        spec = gen.Spec(spec.commits, spec.files, a.partitioned)
-        d = gen.ensure_checkpoint_table(spec, 0)
-        expect = (gen.read_meta(d) or {}).get("latest", {})
-        dl_rows: List[Dict[str, Any]] = []
-        first_archive = None
-        if "deltalog" in a.engines:
-            dl_rows, first_archive = fresh_deltalog(d, expect, a.worker_timeout)
-        archive_label = "deltalog, class-data archive"
-        if "delta-rs" in a.engines and first_archive is not None:
-            rs, dl = alternate_fresh(d, a.worker_timeout, first_archive)
-            fresh += [dict(rs, expect=expect)] + dl_rows + [dict(dl, expect=expect, label=archive_label)]
-        else:
-            if "delta-rs" in a.engines:
-                print("[run] fresh process: delta-rs", file=sys.stderr, flush=True)
-                fresh.append(dict(repeat_fresh("delta-rs", d, a.worker_timeout), expect=expect))
-            fresh += dl_rows
-            if first_archive is not None:
-                fresh.append(dict(repeat_fresh("deltalog", d, a.worker_timeout, CLASS_SHARING_ON, first=first_archive),
-                                  expect=expect, label=archive_label))
+        sizes = ["100k"] + (["1M"] if a.full or not a.quick else [])
+        for size in sizes:
+            fresh.append((size, fresh_rows(a, size)))
     wall = time.perf_counter() - t_all
     info["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     report = write_report(a, cases, rows, fresh, info, wall, cmd)

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
 import io.deltalog.actions._
 import io.deltalog.log.{Checkpoints, DeltaLog, LogTestSupport, SnapshotState, Utf8Column}
 
@@ -99,7 +100,7 @@ class FilesTransferSuite {
       (a.path, Option(a.partitionValues).map(_.toSeq).orNull, a.size, a.modificationTime, a.stats.orNull)
     }.toIndexedSeq
     assertEquals(s.numFiles, expected.size.toLong)
-    val dir = Files.createTempDirectory("deltalog-transfer")
+    val dir = TestDirs.create("deltalog-transfer")
     try {
       for (bs <- batchSizes) {
         val fast = dir.resolve(s"fast-$bs")
@@ -188,7 +189,7 @@ class FilesTransferSuite {
   /** One reused file alternately given a large and a small state: each write leaves exactly its own bytes. */
   @Test def keptMapsOfReusedFilesLeaveExactlyTheNewContent(): Unit = {
     val t = newTable()
-    val dir = Files.createTempDirectory("deltalog-transfer-kept")
+    val dir = TestDirs.create("deltalog-transfer-kept")
     try {
       writeCommit(t, 0, Seq(protocol12, meta()) ++ (0 until 30000).map(plain(0, _, partitioned = false)))
       val big = DeltaLog.uncached(t.toString, conf).snapshot().state

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.{AfterEach, BeforeEach, Test}
 
+import io.deltalog.TestDirs
 import io.deltalog.actions.Action
 import io.deltalog.exceptions._
 import io.deltalog.expressions.PredicateParseException
@@ -18,7 +19,7 @@ class TxnApiSuite {
   private var dir: Path = _
 
   @BeforeEach def setUp(): Unit = {
-    dir = Files.createTempDirectory("txnapi-")
+    dir = TestDirs.create("txnapi-")
     TableApi.clearCache()
   }
 

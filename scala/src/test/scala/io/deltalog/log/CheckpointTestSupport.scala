@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
 
+import io.deltalog.TestDirs
 import io.deltalog.actions._
 import io.deltalog.protocol.Protocol
 
@@ -16,7 +17,7 @@ object CheckpointTestSupport {
   val conf = new Configuration()
 
   def tempLogDir(prefix: String): NioPath = {
-    val table = Files.createTempDirectory(prefix)
+    val table = TestDirs.create(prefix)
     val log = table.resolve("_delta_log")
     Files.createDirectories(log)
     log

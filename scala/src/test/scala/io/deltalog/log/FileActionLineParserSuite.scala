@@ -10,6 +10,7 @@ import org.apache.hadoop.fs.Path
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
 import io.deltalog.actions._
 
 /**
@@ -345,7 +346,7 @@ class FileActionLineParserSuite {
       """{"add":{"path":"a","size":1,"modificationTime":2,"future":1}}""",
       """{"add":{"path":"a b","size":1,"modificationTime":2,"stats":null}}""", "  ")
     val text = r.shuffle(lines).map(l => if (r.nextBoolean()) l + "\r" else l).mkString("\n")
-    val dir = Files.createTempDirectory("line-parser")
+    val dir = TestDirs.create("line-parser")
     val f = dir.resolve(f"${3}%020d.json")
     Files.write(f, text.getBytes(UTF_8))
     val p = new Path(f.toUri)

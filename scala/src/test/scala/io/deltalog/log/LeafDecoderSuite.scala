@@ -21,6 +21,8 @@ import org.apache.parquet.schema.{MessageType, MessageTypeParser}
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
+
 /**
  * [[HybridRle]] against parquet-mr's encoder, and the [[LeafDecoder]]s against parquet-mr's column
  * reader on files parquet-mr writes with V1 and V2 pages, with and without dictionaries (including
@@ -118,7 +120,7 @@ class LeafDecoderSuite {
       |}""".stripMargin)
 
   private def writeFile(version: WriterVersion, dictionary: Boolean, rows: Int, seed: Int): Path = {
-    val dir = Files.createTempDirectory("leaf-decoder")
+    val dir = TestDirs.create("leaf-decoder")
     val path = new Path(dir.resolve("t.parquet").toUri)
     val rnd = new Random(seed)
     val w = ExampleParquetWriter.builder(path).withConf(new Configuration()).withType(schema)

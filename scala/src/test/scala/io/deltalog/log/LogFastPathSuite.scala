@@ -7,6 +7,7 @@ import org.apache.hadoop.fs.Path
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
 import io.deltalog.actions._
 import io.deltalog.log.CheckpointTestSupport._
 import io.deltalog.protocol.Protocol
@@ -117,7 +118,7 @@ class LogFastPathSuite {
       // line); the filter skips it for its head, as it skips every line it need not read.
       Seq(a, a.dropRight(1) + ",\"metaData\":" + m.drop(12)))
     val skippedCorruptLines = Set(texts.size - 2, texts.size - 1)
-    val dir = Files.createTempDirectory("fast-lines")
+    val dir = TestDirs.create("fast-lines")
     val fs = hadoopPath(dir).getFileSystem(conf)
     val reader = new CommitReader(fs)
     texts.zipWithIndex.foreach { case (lines, n) =>
@@ -172,7 +173,7 @@ class LogFastPathSuite {
   }
 
   @Test def batchedParallelReadKeepsOrderStopsEarlyAndFailsAtTheBadFile(): Unit = {
-    val dir = Files.createTempDirectory("fast-batches")
+    val dir = TestDirs.create("fast-batches")
     val fs = hadoopPath(dir).getFileSystem(conf)
     val reader = new CommitReader(fs)
     val n = 100

@@ -10,6 +10,7 @@ import org.apache.hadoop.fs.{FileSystem, Path}
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
 import io.deltalog.actions._
 import io.deltalog.exceptions.{ActionParseException, StateRecoverException}
 import io.deltalog.protocol.Protocol
@@ -41,7 +42,7 @@ object LogTestSupport {
     DeletionVectorDescriptor("u", ("dv" + id + "00000000000000000000").take(22), Some(1), 10, 2)
 
   def newTable(): NioPath = {
-    val t = Files.createTempDirectory("deltalog-test")
+    val t = TestDirs.create("deltalog-test")
     Files.createDirectories(t.resolve("_delta_log"))
     t
   }
@@ -76,12 +77,7 @@ object LogTestSupport {
     new LogReplay(fs, conf, table.toString,
       new CommitReader(fs, _ => if (counter != null) counter.incrementAndGet()), source)
 
-  def deleteRecursively(p: NioPath): Unit =
-    if (Files.exists(p)) {
-      val s = Files.walk(p)
-      try s.sorted(java.util.Comparator.reverseOrder[NioPath]()).forEach(x => Files.delete(x))
-      finally s.close()
-    }
+  def deleteRecursively(p: NioPath): Unit = TestDirs.deleteRecursively(p)
 
   /** Asserts that a replayed state equals the reference forward replay. */
   def assertSameState(ref: InMemoryLogReplay, s: SnapshotState, clue: String): Unit = {

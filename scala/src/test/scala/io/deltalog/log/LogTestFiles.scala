@@ -7,6 +7,8 @@ import java.nio.file.Files
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
+import io.deltalog.TestDirs
+
 /** Helpers for the log-files suites: small `_delta_log` directories in temp dirs. */
 object LogTestFiles {
   lazy val conf: Configuration = new Configuration()
@@ -14,8 +16,7 @@ object LogTestFiles {
 
   /** A fresh table directory; returns (tableDir, logPath). */
   def newTable(prefix: String = "deltalog-log"): (File, Path) = {
-    val dir = Files.createTempDirectory(prefix).toFile
-    dir.deleteOnExit()
+    val dir = TestDirs.create(prefix).toFile
     val log = new File(dir, "_delta_log")
     log.mkdirs()
     (dir, new Path(log.toURI))

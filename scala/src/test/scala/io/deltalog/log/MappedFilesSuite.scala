@@ -6,11 +6,12 @@ import java.nio.file.attribute.FileTime
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
+
 /** [[MappedFiles]] keeps a file's map (and footer) for the next read, and never serves a stale one. */
 class MappedFilesSuite {
   private def temp(name: String, bytes: Array[Byte]): NioPath = {
-    val dir = Files.createTempDirectory("deltalog-mapped")
-    dir.toFile.deleteOnExit()
+    val dir = TestDirs.create("deltalog-mapped")
     val f = dir.resolve(name)
     Files.write(f, bytes)
     f

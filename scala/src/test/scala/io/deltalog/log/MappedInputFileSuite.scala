@@ -10,13 +10,15 @@ import org.apache.parquet.io.LocalInputFile
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
+
 /** [[MappedInputFile]] reads what parquet-mr's `LocalInputFile` reads, and fails the same way at the end. */
 class MappedInputFileSuite {
 
   @Test def readsLikeLocalInputFile(): Unit = {
     val rnd = new Random(5)
     val bytes = Array.fill[Byte](100000)(rnd.nextInt().toByte)
-    val file = Files.createTempFile("mapped", ".bin")
+    val file = TestDirs.createFile("mapped", ".bin")
     try {
       Files.write(file, bytes)
       val mapped = MappedInputFile(file).newStream()
@@ -57,7 +59,7 @@ class MappedInputFileSuite {
   }
 
   @Test def emptyFile(): Unit = {
-    val file = Files.createTempFile("mapped-empty", ".bin")
+    val file = TestDirs.createFile("mapped-empty", ".bin")
     try {
       val s = MappedInputFile(file).newStream()
       assertEquals(-1, s.read())

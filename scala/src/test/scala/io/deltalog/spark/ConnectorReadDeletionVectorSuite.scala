@@ -8,6 +8,7 @@ import org.apache.hadoop.conf.Configuration
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
 import io.deltalog.actions.DeletionVectorDescriptor
 import io.deltalog.dv.{DeletionVectorLoadException, DeletionVectorLoader, RoaringBitmapArray}
 import io.deltalog.spark.ConnectorReadTestSupport._
@@ -60,7 +61,7 @@ class ConnectorReadDeletionVectorSuite {
   }
 
   @Test def uuidRelativeAndAbsoluteDescriptors(): Unit = {
-    val root = Files.createTempDirectory("dv-table")
+    val root = TestDirs.create("dv-table")
     val uuid = java.util.UUID.randomUUID()
     val bitmap = RoaringBitmapArray.serializePortable(1L, 9L, 10L)
     Files.createDirectories(root.resolve("ab"))
@@ -74,7 +75,7 @@ class ConnectorReadDeletionVectorSuite {
   }
 
   @Test def damagedOrMissingFilesAreTypedErrors(): Unit = {
-    val root = Files.createTempDirectory("dv-table")
+    val root = TestDirs.create("dv-table")
     val uuid = java.util.UUID.randomUUID()
     val bitmap = RoaringBitmapArray.serializePortable(1L)
     writeDvFile(root.resolve(s"deletion_vector_$uuid.bin"), bitmap, corruptCrc = true)

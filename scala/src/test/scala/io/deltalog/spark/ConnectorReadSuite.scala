@@ -7,6 +7,7 @@ import org.apache.spark.sql.types._
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
 import io.deltalog.exceptions.{TableNotFoundException, UnsupportedTableFeatureException, VersionNotFoundException}
 import io.deltalog.spark.ConnectorReadTestSupport._
 import io.deltalog.spark.read.InvalidReadOptionException
@@ -129,7 +130,7 @@ class ConnectorReadSuite {
   }
 
   @Test def nonDeltaPathIsATypedErrorNamingThePath(): Unit = {
-    val dir = Files.createTempDirectory("not-delta")
+    val dir = TestDirs.create("not-delta")
     val e = assertThrows(classOf[TableNotFoundException], () => read(dir.toString))
     assertTrue(e.getMessage.contains(dir.toString), e.getMessage)
   }
@@ -215,7 +216,7 @@ class ConnectorReadSuite {
   private def ids(path: String): Seq[Long] = read(path).collect().map(_.getLong(0)).toSeq.sorted
 
   @Test def everyLoadSeesWhatOtherWritersDid(): Unit = {
-    val base = Files.createTempDirectory("deltalog-fresh-")
+    val base = TestDirs.create("deltalog-fresh-")
     val t = base.resolve("t")
     spark.range(0, 3).write.format("deltalog").save(t.toString)
     assertEquals(Seq(0L, 1L, 2L), ids(t.toString))

@@ -8,6 +8,7 @@ import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.junit.jupiter.api.Assertions._
 
+import io.deltalog.TestDirs
 import io.deltalog.spark.read.{DeltalogFileIndex, ListingStats}
 
 /** Helpers of the ConnectorRead* suites: corpus paths, canonical row multisets, listing stats. */
@@ -45,7 +46,7 @@ object ConnectorReadTestSupport {
   /** Copies a corpus table to a fresh temp directory (tests that change files or mtimes). */
   def copyTable(rel: String): NioPath = {
     val src = corpus.resolve(rel)
-    val dst = Files.createTempDirectory("deltalog-read-")
+    val dst = TestDirs.create("deltalog-read-")
     Files.walk(src).iterator().asScala.foreach { p =>
       val t = dst.resolve(src.relativize(p).toString)
       if (Files.isDirectory(p)) Files.createDirectories(t) else Files.copy(p, t, StandardCopyOption.REPLACE_EXISTING)

@@ -8,6 +8,7 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.JsonNode
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 
+import io.deltalog.TestDirs
 import io.deltalog.actions._
 
 /** Helpers of the ConnectorWrite* suites: temp tables, the log as actions, stats as JSON. */
@@ -15,15 +16,11 @@ object ConnectorWriteTestSupport {
   def spark: SparkSession = SparkTestSession.spark
 
   def withTable[T](body: String => T): T = {
-    val dir = Files.createTempDirectory("deltalog-write-")
+    val dir = TestDirs.create("deltalog-write-")
     try body(dir.resolve("t").toString) finally deleteRecursively(dir)
   }
 
-  def deleteRecursively(p: NioPath): Unit = {
-    val f = p.toFile
-    if (f.isDirectory) Option(f.listFiles()).toSeq.flatten.foreach(c => deleteRecursively(c.toPath))
-    f.delete()
-  }
+  def deleteRecursively(p: NioPath): Unit = TestDirs.deleteRecursively(p)
 
   def commitFile(table: String, v: Long): NioPath =
     java.nio.file.Paths.get(table, "_delta_log", f"$v%020d.json")

@@ -9,19 +9,16 @@ import scala.jdk.CollectionConverters._
 import org.apache.hadoop.conf.Configuration
 import org.junit.jupiter.api.Assertions._
 
+import io.deltalog.TestDirs
 import io.deltalog.actions._
 import io.deltalog.expressions.{Predicate, PredicateParser}
 import io.deltalog.log.{DeltaLog, FileNames}
 
 /** Helpers for the transaction suites: temp tables, schemas, fake data files. */
 object TxnTestSupport {
-  def newDir(): NioPath = Files.createTempDirectory("deltalog-txn")
+  def newDir(): NioPath = TestDirs.create("deltalog-txn")
 
-  def deleteRecursively(p: NioPath): Unit = {
-    val f = p.toFile
-    if (f.isDirectory) Option(f.listFiles()).toSeq.flatten.foreach(c => deleteRecursively(c.toPath))
-    f.delete()
-  }
+  def deleteRecursively(p: NioPath): Unit = TestDirs.deleteRecursively(p)
 
   def withDir[T](body: NioPath => T): T = {
     val d = newDir()
