@@ -37,27 +37,34 @@ object SessionHadoopConf {
   def of(session: SparkSession): Configuration = session match {
     case c: ClassicSession =>
       try {
-        if (sqlConfPending(c) && !hiveSite) SessionState.newHadoopConf(c.sparkContext.hadoopConfiguration, pendingSqlConf(c))
-        else SessionState.newHadoopConf(c.sparkContext.hadoopConfiguration, c.sqlConf)
+        if (sqlConfPending(c) && !hiveSite) {
+          val conf = new Configuration(c.sparkContext.hadoopConfiguration)
+          pendingSqlConfEntries(c).forEach((k, v) => if (v != null) conf.set(k, v))
+          conf
+        } else SessionState.newHadoopConf(c.sparkContext.hadoopConfiguration, c.sqlConf)
       } catch { case _: LinkageError => c.sessionState.newHadoopConf() } // a Spark without `sqlConf`
     case other => new Configuration(other.sparkContext.hadoopConfiguration) // Spark 4 drivers run classic sessions
   }
 
   /**
-   * The SQL configuration Spark would create for `c`: the context's Spark configuration with the
-   * session's initial options (the shared state's copy), then the non-static entries of both.
+   * The entries of the SQL configuration Spark would create for `c`, in the order Spark sets them:
+   * the context's Spark configuration with the session's initial options (the shared state's
+   * copy), then the non-static entries of both (`SQLConf.mergeSparkConf` and
+   * `mergeNonStaticSQLConfigs`, which store each value as given). Built without a `SQLConf`:
+   * its setter also checks each value (parsing the session time zone, for one), ~5 ms of a fresh
+   * driver's first open; Spark still checks them all when it creates the session state.
    */
-  private def pendingSqlConf(c: ClassicSession): SQLConf = {
-    val shared = c.sparkContext.conf.clone()
-    shared.remove(HiveWarehouseKey) // the shared state keeps it in the Hadoop configuration only
+  private def pendingSqlConfEntries(c: ClassicSession): java.util.LinkedHashMap[String, String] = {
+    val m = new java.util.LinkedHashMap[String, String]()
+    val context = c.sparkContext.conf.getAll
+    // the shared state keeps the Hive warehouse key in the Hadoop configuration only
+    context.foreach { case (k, v) => if (k != HiveWarehouseKey) m.put(k, v) }
     c.initialSessionOptions.foreach { case (k, v) =>
-      if (k != HiveWarehouseKey && k != SparkWarehouseKey) shared.set(k, v)
+      if (k != HiveWarehouseKey && k != SparkWarehouseKey) m.put(k, v)
     }
-    val q = new SQLConf
-    SQLConf.mergeSparkConf(q, shared)
-    SQLConf.mergeNonStaticSQLConfigs(q, c.sparkContext.conf.getAll.toMap)
-    SQLConf.mergeNonStaticSQLConfigs(q, c.initialSessionOptions)
-    q
+    context.foreach { case (k, v) => if (!SQLConf.isStaticConfigKey(k)) m.put(k, v) }
+    c.initialSessionOptions.foreach { case (k, v) => if (!SQLConf.isStaticConfigKey(k)) m.put(k, v) }
+    m
   }
 
   private val HiveWarehouseKey = "hive.metastore.warehouse.dir"
