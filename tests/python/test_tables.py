@@ -186,6 +186,40 @@ def test_damaged_checkpoint_names_the_file(spark, rs_table, damage):
     assert cp.name in str(info.value)
 
 
+def _with_reader_version(table: pa.Table, version: int) -> pa.Table:
+    """`table` (a checkpoint's rows) with the protocol row's minReaderVersion replaced."""
+    prot = table.column("protocol").combine_chunks()
+    rows = [None if r is None else dict(r, minReaderVersion=version) for r in prot.to_pylist()]
+    i = table.schema.get_field_index("protocol")
+    return table.set_column(i, table.schema.field(i), pa.array(rows, prot.type))
+
+
+def test_undefined_reader_version_names_the_log_file(spark, rs_table):
+    # minReaderVersion 5 is no protocol version (1-3 are): a typed error naming the file that holds
+    # it, whether that is a Parquet checkpoint (read column-wise and assembled) or a JSON commit
+    import pyarrow.parquet as pq
+    RsTable(str(rs_table)).create_checkpoint()
+    v = len(CITIES) - 1
+    cp = rs_table / "_delta_log" / f"{v:020d}.checkpoint.parquet"
+    pq.write_table(_with_reader_version(pq.read_table(cp), 5), cp, compression="none")
+    DeltaTable.clearCache(spark)
+    with pytest.raises(CorruptLogFileError) as info:
+        DeltaTable.forPath(spark, str(rs_table))
+    assert cp.name in str(info.value) and "Protocol (5," in str(info.value)
+
+    cp.unlink()
+    (rs_table / "_delta_log" / "_last_checkpoint").unlink()
+    commit = rs_table / "_delta_log" / f"{0:020d}.json"
+    lines = commit.read_text().splitlines()
+    lines = [json.dumps({"protocol": dict(json.loads(x)["protocol"], minReaderVersion=5)})
+             if x.startswith('{"protocol"') else x for x in lines]
+    commit.write_text("\n".join(lines) + "\n")
+    DeltaTable.clearCache(spark)
+    with pytest.raises(ActionParseError) as info:
+        DeltaTable.forPath(spark, str(rs_table))
+    assert commit.name in str(info.value) and "Protocol (5," in str(info.value)
+
+
 def test_copy_of_table_is_independent(spark, rs_table, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(rs_table, copy)
