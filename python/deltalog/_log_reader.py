@@ -277,6 +277,12 @@ def _read_checkpoint(cp: _Checkpoint, want_p: bool, want_m: bool) -> Tuple[Optio
     return p, m
 
 
+def _damaged_checkpoint(file: str, detail: str) -> CorruptLogFileError:
+    return CorruptLogFileError("DELTA_CORRUPT_LOG_FILE",
+                               f"checkpoint {file} {detail}. Delete it (and fix _last_checkpoint) so "
+                               f"readers fall back to an older checkpoint.")
+
+
 def _read_parquet_checkpoint(file: str, want_p: bool, want_m: bool) -> Tuple[Optional[Protocol], Optional[Metadata]]:
     import pyarrow.parquet as pq
     try:
@@ -287,18 +293,14 @@ def _read_parquet_checkpoint(file: str, want_p: bool, want_m: bool) -> Tuple[Opt
             return None, None
         table = pf.read(columns=cols)
     except (OSError, ValueError) as e:  # pyarrow.ArrowInvalid is a ValueError
-        raise CorruptLogFileError("DELTA_CORRUPT_LOG_FILE",
-                                  f"checkpoint {file} cannot be read: {e}. Delete it (and fix "
-                                  f"_last_checkpoint) so readers fall back to an older checkpoint.") from None
+        raise _damaged_checkpoint(file, f"cannot be read: {e}") from None
     p: Optional[Protocol] = None
     m: Optional[Metadata] = None
     try:
         protocols = table.column("protocol").to_pylist() if "protocol" in cols else []
         metadatas = table.column("metaData").to_pylist() if "metaData" in cols else []
     except UnicodeDecodeError as e:  # pyarrow does not validate UTF-8 when it reads, only here
-        raise CorruptLogFileError("DELTA_CORRUPT_LOG_FILE",
-                                  f"checkpoint {file} holds a string that is not UTF-8 ({e}). Delete it (and "
-                                  f"fix _last_checkpoint) so readers fall back to an older checkpoint.") from None
+        raise _damaged_checkpoint(file, f"holds a string that is not UTF-8 ({e})") from None
     for row, body in enumerate(protocols, start=1):
         if body is not None:
             p = _protocol_from_body(body, file, row)

@@ -1,6 +1,6 @@
 package io.deltalog
 
-import java.nio.file.{Files, Path}
+import java.nio.file.{CopyOption, Files, Path, StandardCopyOption}
 import java.util.Comparator
 import java.util.concurrent.ConcurrentLinkedQueue
 
@@ -23,6 +23,21 @@ object TestDirs {
 
   /** A new empty file named `prefix...suffix` in a directory of its own. */
   def createFile(prefix: String, suffix: String): Path = Files.createTempFile(create(prefix), prefix, suffix)
+
+  /**
+   * Copies the tree `from` into `to` (directories created, files replaced); `keepAttributes`
+   * keeps each file's modification time (commit timestamps of a copied log).
+   */
+  def copyTree(from: Path, to: Path, keepAttributes: Boolean = false): Unit = {
+    val options: Array[CopyOption] =
+      if (keepAttributes) Array(StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES)
+      else Array(StandardCopyOption.REPLACE_EXISTING)
+    val s = Files.walk(from)
+    try s.forEach { p =>
+      val target = to.resolve(from.relativize(p).toString)
+      if (Files.isDirectory(p)) Files.createDirectories(target) else Files.copy(p, target, options: _*)
+    } finally s.close()
+  }
 
   /** Deletes `p` and everything under it; a path that is already gone is fine. */
   def deleteRecursively(p: Path): Unit =

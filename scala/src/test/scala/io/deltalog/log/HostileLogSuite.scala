@@ -1,6 +1,6 @@
 package io.deltalog.log
 
-import java.nio.file.{Files, Path => NioPath, StandardCopyOption}
+import java.nio.file.{Files, Path => NioPath}
 
 import scala.jdk.CollectionConverters._
 import scala.util.Random
@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.TestDirs
 import io.deltalog.exceptions.DeltalogException
 
 /**
@@ -45,14 +46,8 @@ class HostileLogSuite {
     "delta-kernel-rs/with_checkpoint_no_last_checkpoint")
 
 
-  private def copyLog(from: NioPath, to: NioPath): Unit = {
-    val s = Files.walk(from.resolve("_delta_log"))
-    try s.iterator().asScala.foreach { p =>
-      val target = to.resolve(from.relativize(p).toString)
-      if (Files.isDirectory(p)) Files.createDirectories(target)
-      else Files.copy(p, target, StandardCopyOption.COPY_ATTRIBUTES)
-    } finally s.close()
-  }
+  private def copyLog(from: NioPath, to: NioPath): Unit =
+    TestDirs.copyTree(from.resolve("_delta_log"), to.resolve("_delta_log"), keepAttributes = true)
 
   private def logFiles(table: NioPath): Vector[NioPath] = {
     val s = Files.walk(table.resolve("_delta_log"))

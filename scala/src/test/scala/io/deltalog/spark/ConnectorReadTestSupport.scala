@@ -1,8 +1,6 @@
 package io.deltalog.spark
 
-import java.nio.file.{Files, Path => NioPath, Paths, StandardCopyOption}
-
-import scala.jdk.CollectionConverters._
+import java.nio.file.{Path => NioPath, Paths}
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -47,10 +45,7 @@ object ConnectorReadTestSupport {
   def copyTable(rel: String): NioPath = {
     val src = corpus.resolve(rel)
     val dst = TestDirs.create("deltalog-read-")
-    Files.walk(src).iterator().asScala.foreach { p =>
-      val t = dst.resolve(src.relativize(p).toString)
-      if (Files.isDirectory(p)) Files.createDirectories(t) else Files.copy(p, t, StandardCopyOption.REPLACE_EXISTING)
-    }
+    TestDirs.copyTree(src, dst)
     dst
   }
 
