@@ -146,6 +146,8 @@ class Protocol:
                 fieldName = "protocol.writerFeatures"
             elif "readerFeatures" in e.message:
                 fieldName = "protocol.readerFeatures"
+            elif r >= 1 and w < 1:
+                fieldName = "protocol.minWriterVersion"
             raise ActionParseError(None, 0, fieldName, e.message) from e
 
     def toJsonDict(self) -> Dict[str, Any]:
@@ -586,15 +588,18 @@ def _unknownFeature(names: Sequence[str]) -> TableFeatureError:
 def _unsupported(p: Protocol, access: str, missing: List[str], table: Optional[str],
                  c: ClientCapabilities) -> UnsupportedTableFeatureError:
     where = f"Table {table}" if table else "The table"
+    tooNew = p.minReaderVersion > c.maxReaderVersion or (access == "write" and p.minWriterVersion > c.maxWriterVersion)
+    needs = []
+    if tooNew:
+        needs.append(f"protocol versions ({p.minReaderVersion},{p.minWriterVersion}) above what this client "
+                     f"supports ({c.maxReaderVersion},{c.maxWriterVersion})")
     if missing:
-        what = f"needs {access}er feature(s) this client does not support: {', '.join(missing)}"
-    else:
-        what = (f"needs protocol versions ({p.minReaderVersion},{p.minWriterVersion}) above what this client "
-                f"supports ({c.maxReaderVersion},{c.maxWriterVersion})")
+        needs.append(f"{access}er feature(s) this client does not support: {', '.join(missing)}")
+    advice = ("Use a client that supports them, or remove the feature(s) with ALTER TABLE ... DROP FEATURE "
+              "where possible." if missing else
+              "A newer Delta client upgraded the table; use a client that supports these protocol versions.")
     return UnsupportedTableFeatureError(
-        table, access, missing,
-        f"{where} (protocol {p.simpleString}) {what}. Use a client that supports them, or drop the "
-        f"feature(s) with ALTER TABLE ... DROP FEATURE where possible.")
+        table, access, missing, f"{where} (protocol {p.simpleString}) needs {' and '.join(needs)}. {advice}")
 
 
 def supportedFeaturesFromTableConfigs(conf: Mapping[str, str]) -> FrozenSet[TableFeature]:

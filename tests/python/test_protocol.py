@@ -4,11 +4,13 @@ from __future__ import annotations
 import pytest
 
 from deltalog.exceptions import (
+    ActionParseError,
     DeltalogAssertionError,
     DeltalogError,
     InvalidProtocolVersionError,
     ProtocolDowngradeError,
     TableFeatureError,
+    UnsupportedTableFeatureError,
 )
 from deltalog.features import TableFeatures, dependencyClosure, registryAsJson
 from deltalog.protocol import ClientCapabilities, Protocol, filterProtocolPropsFromTableProps
@@ -108,6 +110,30 @@ def test_invalid_versions():
     assert info.value.errorClass == "DELTA_READ_FEATURE_PROTOCOL_REQUIRES_WRITE"
     with pytest.raises(InvalidProtocolVersionError):
         Protocol(1, 7, None, None)  # writer 7 needs a writerFeatures list
+
+
+def test_from_json_version_errors_name_the_field():
+    for body, fieldName in (({"minReaderVersion": 0, "minWriterVersion": 2}, "protocol.minReaderVersion"),
+                            ({"minReaderVersion": 1, "minWriterVersion": 0}, "protocol.minWriterVersion"),
+                            ({"minReaderVersion": 5, "minWriterVersion": 2}, "protocol.minReaderVersion")):
+        with pytest.raises(ActionParseError) as info:
+            Protocol.fromJsonDict(body)
+        assert info.value.field == fieldName, body
+
+
+def test_unsupported_message_names_versions_and_features_together():
+    p = Protocol.fromJsonDict({"minReaderVersion": 5, "minWriterVersion": 7, "readerFeatures": ["blahabl"],
+                               "writerFeatures": ["blahabl"]})
+    with pytest.raises(UnsupportedTableFeatureError) as info:
+        p.checkCanRead(table="/t")
+    msg = str(info.value)
+    assert "needs protocol versions (5,7) above what this client supports (3,7) and reader feature(s) " \
+           "this client does not support: blahabl" in msg and info.value.unsupportedFeatures == ["blahabl"]
+    w8 = Protocol.fromJsonDict({"minReaderVersion": 1, "minWriterVersion": 8, "writerFeatures": []})
+    w8.checkCanRead(table="/t")  # readers check reader versions only
+    with pytest.raises(UnsupportedTableFeatureError) as info:
+        w8.checkCanWrite(table="/t")
+    assert "(1,8) above what this client supports (3,7). A newer Delta client" in str(info.value)
 
 
 def test_assert_can_upgrade_to_names_lost_features():

@@ -186,38 +186,84 @@ def test_damaged_checkpoint_names_the_file(spark, rs_table, damage):
     assert cp.name in str(info.value)
 
 
-def _with_reader_version(table: pa.Table, version: int) -> pa.Table:
-    """`table` (a checkpoint's rows) with the protocol row's minReaderVersion replaced."""
+def _with_protocol_versions(table: pa.Table, reader: int, writer: int) -> pa.Table:
+    """`table` (a checkpoint's rows) with the protocol row's versions replaced."""
     prot = table.column("protocol").combine_chunks()
-    rows = [None if r is None else dict(r, minReaderVersion=version) for r in prot.to_pylist()]
+    rows = [None if r is None else dict(r, minReaderVersion=reader, minWriterVersion=writer)
+            for r in prot.to_pylist()]
     i = table.schema.get_field_index("protocol")
     return table.set_column(i, table.schema.field(i), pa.array(rows, prot.type))
 
 
-def test_undefined_reader_version_names_the_log_file(spark, rs_table):
-    # minReaderVersion 5 is no protocol version (1-3 are): a typed error naming the file that holds
-    # it, whether that is a Parquet checkpoint (read column-wise and assembled) or a JSON commit
+def _set_protocol_in_checkpoint(spark, table: Path, reader: int, writer: int) -> Path:
     import pyarrow.parquet as pq
-    RsTable(str(rs_table)).create_checkpoint()
-    v = len(CITIES) - 1
-    cp = rs_table / "_delta_log" / f"{v:020d}.checkpoint.parquet"
-    pq.write_table(_with_reader_version(pq.read_table(cp), 5), cp, compression="none")
+    RsTable(str(table)).create_checkpoint()
+    cp = table / "_delta_log" / f"{len(CITIES) - 1:020d}.checkpoint.parquet"
+    pq.write_table(_with_protocol_versions(pq.read_table(cp), reader, writer), cp, compression="none")
     DeltaTable.clearCache(spark)
-    with pytest.raises(CorruptLogFileError) as info:
-        DeltaTable.forPath(spark, str(rs_table))
-    assert cp.name in str(info.value) and "Protocol (5," in str(info.value)
+    return cp
 
-    cp.unlink()
-    (rs_table / "_delta_log" / "_last_checkpoint").unlink()
-    commit = rs_table / "_delta_log" / f"{0:020d}.json"
+
+def _set_protocol_in_first_commit(spark, table: Path, **fields) -> Path:
+    commit = table / "_delta_log" / f"{0:020d}.json"
     lines = commit.read_text().splitlines()
-    lines = [json.dumps({"protocol": dict(json.loads(x)["protocol"], minReaderVersion=5)})
+    lines = [json.dumps({"protocol": dict(json.loads(x)["protocol"], **fields)})
              if x.startswith('{"protocol"') else x for x in lines]
     commit.write_text("\n".join(lines) + "\n")
     DeltaTable.clearCache(spark)
+    return commit
+
+
+def test_newer_protocol_version_is_unsupported_not_corrupt(spark, rs_table):
+    # (5,7) is a protocol from a newer Delta client, not a damaged line: reads fail with the typed
+    # unsupported-protocol error naming the table and the versions (delta-spark: "upgrade"), whether
+    # the protocol comes from a Parquet checkpoint or from a JSON commit
+    _set_protocol_in_checkpoint(spark, rs_table, 5, 7)
+    with pytest.raises(UnsupportedTableFeatureError) as info:
+        DeltaTable.forPath(spark, str(rs_table))
+    e = info.value
+    assert e.errorClass == "DELTA_UNSUPPORTED_FEATURES_FOR_READ" and e.access == "read"
+    assert str(rs_table) in e.table and "needs protocol versions (5,7) above" in str(e)
+
+    cp = rs_table / "_delta_log" / f"{len(CITIES) - 1:020d}.checkpoint.parquet"
+    cp.unlink()
+    (rs_table / "_delta_log" / "_last_checkpoint").unlink()
+    _set_protocol_in_first_commit(spark, rs_table, minReaderVersion=5, minWriterVersion=7,
+                                  readerFeatures=[], writerFeatures=[])
+    with pytest.raises(UnsupportedTableFeatureError) as info:
+        DeltaTable.forPath(spark, str(rs_table)).filesArrow()
+    assert str(rs_table) in info.value.table and "(5,7)" in str(info.value)
+
+
+def test_newer_writer_version_reads_but_does_not_write(spark, rs_table):
+    # Readers check reader versions only: a writer version 8 table reads as before; writes refuse
+    before = DeltaTable.forPath(spark, str(rs_table)).filesArrow().num_rows
+    _set_protocol_in_first_commit(spark, rs_table, minWriterVersion=8, writerFeatures=[])
+    dt = DeltaTable.forPath(spark, str(rs_table))
+    assert dt.protocol().minWriterVersion == 8 and dt.filesArrow().num_rows == before
+    with pytest.raises(UnsupportedTableFeatureError) as info:
+        dt.startTransaction().commit([], "WRITE")
+    assert info.value.access == "write" and "(1,8)" in str(info.value)
+    with pytest.raises(Exception, match="DELTA_UNSUPPORTED_FEATURES_FOR_WRITE"):
+        spark.createDataFrame([(9, "q")], "id long, city string").write.format("deltalog") \
+            .mode("append").save(str(rs_table))
+    assert DeltaTable.forPath(spark, str(rs_table)).version() == len(CITIES) - 1
+
+
+def test_invalid_protocol_version_names_the_log_file(spark, rs_table):
+    # minReaderVersion 0 is no protocol version at all: a typed error naming the file that holds
+    # it, whether that is a Parquet checkpoint (read column-wise and assembled) or a JSON commit
+    cp = _set_protocol_in_checkpoint(spark, rs_table, 0, 2)
+    with pytest.raises(CorruptLogFileError) as info:
+        DeltaTable.forPath(spark, str(rs_table))
+    assert cp.name in str(info.value) and "Protocol (0,2)" in str(info.value)
+
+    cp.unlink()
+    (rs_table / "_delta_log" / "_last_checkpoint").unlink()
+    commit = _set_protocol_in_first_commit(spark, rs_table, minReaderVersion=0)
     with pytest.raises(ActionParseError) as info:
         DeltaTable.forPath(spark, str(rs_table))
-    assert commit.name in str(info.value) and "Protocol (5," in str(info.value)
+    assert commit.name in str(info.value) and "Protocol (0," in str(info.value)
 
 
 def test_copy_of_table_is_independent(spark, rs_table, tmp_path):

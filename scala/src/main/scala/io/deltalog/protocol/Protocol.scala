@@ -30,10 +30,14 @@ object ProtocolExtra {
  * The `protocol` action: the minimum reader/writer versions and, from reader 3 / writer 7, the
  * explicit feature lists. The rules are in docs/protocol-rules.md.
  *
- * Construction validates: reader in 1..3 and writer in 1..7 (`DELTA_INVALID_PROTOCOL_VERSION`),
- * reader 3 needs writer 7 (`DELTA_READ_FEATURE_PROTOCOL_REQUIRES_WRITE`), then `readerFeatures`
- * present iff reader >= 3 and `writerFeatures` present iff writer >= 7
- * (`DELTA_INVALID_PROTOCOL_VERSION`), in that order. Use `Protocol(r, w)` for empty lists.
+ * Construction checks only the structure: versions start at 1 (`DELTA_INVALID_PROTOCOL_VERSION`),
+ * reader >= 3 needs writer >= 7 (`DELTA_READ_FEATURE_PROTOCOL_REQUIRES_WRITE`), then
+ * `readerFeatures` present iff reader >= 3 and `writerFeatures` present iff writer >= 7
+ * (`DELTA_INVALID_PROTOCOL_VERSION`), in that order. A protocol from a newer client (reader 4,
+ * writer 8) is representable, so that a table's protocol always parses and [[Protocol.checkCanRead]]
+ * / [[Protocol.checkCanWrite]] can name what is unsupported (as the Python model does). Protocols
+ * deltalog creates go through `Protocol(r, w)` and the table operations, which also check the
+ * supported range (reader 1..3, writer 1..7). Use `Protocol(r, w)` for empty lists.
  *
  * Feature names in the lists are kept as written; they are resolved against the registry
  * case-insensitively, and names deltalog does not know are kept (never silently dropped).
@@ -45,7 +49,7 @@ final case class Protocol(
     writerFeatures: Option[Set[String]])(implicit val protocolExtra: ProtocolExtra)
   extends Action {
 
-  Protocol.checkVersions(minReaderVersion, minWriterVersion)
+  Protocol.checkStructure(minReaderVersion, minWriterVersion)
   if (supportsReaderFeatures != readerFeatures.isDefined) {
     throw new InvalidProtocolVersionException("DELTA_INVALID_PROTOCOL_VERSION",
       s"Protocol ($minReaderVersion,$minWriterVersion): readerFeatures must be present exactly when " +
@@ -243,11 +247,20 @@ object Protocol {
       if (minWriterVersion >= TF_WRITER) Some(Set.empty) else None)(ProtocolExtra.none)
   }
 
-  /** Range check, then "reader 3 requires writer 7". */
+  /** Range check (the versions deltalog can create), then "reader 3 requires writer 7". */
   def checkVersions(r: Int, w: Int): Unit = {
     if (!SUPPORTED_READER_VERSIONS.contains(r) || !SUPPORTED_WRITER_VERSIONS.contains(w)) {
       throw new InvalidProtocolVersionException("DELTA_INVALID_PROTOCOL_VERSION",
         s"Protocol ($r,$w) is invalid: minReaderVersion must be 1, 2 or 3 and minWriterVersion 1 to 7.")
+    }
+    checkStructure(r, w)
+  }
+
+  /** What every protocol must satisfy, newer ones included: versions start at 1; reader >= 3 needs writer >= 7. */
+  def checkStructure(r: Int, w: Int): Unit = {
+    if (r < 1 || w < 1) {
+      throw new InvalidProtocolVersionException("DELTA_INVALID_PROTOCOL_VERSION",
+        s"Protocol ($r,$w) is invalid: versions start at 1.")
     }
     if (r >= TF_READER && w < TF_WRITER) {
       throw new InvalidProtocolVersionException("DELTA_READ_FEATURE_PROTOCOL_REQUIRES_WRITE",
@@ -305,7 +318,7 @@ object Protocol {
         val field =
           if (reason.contains("writerFeatures must")) "writerFeatures"
           else if (reason.contains("readerFeatures must")) "readerFeatures"
-          else if (SUPPORTED_READER_VERSIONS.contains(r) && !SUPPORTED_WRITER_VERSIONS.contains(w)) "minWriterVersion"
+          else if (r >= 1 && w < 1) "minWriterVersion"
           else "minReaderVersion"
         fail(field, reason)
     }
@@ -654,12 +667,18 @@ object Protocol {
   private def unsupported(p: Protocol, access: String, missing: Seq[String], table: String,
       c: ClientCapabilities): UnsupportedTableFeatureException = {
     val where = Option(table).map(t => s"Table $t").getOrElse("The table")
-    val what =
-      if (missing.nonEmpty) s"needs ${access}er feature(s) this client does not support: ${missing.mkString(", ")}"
-      else s"needs protocol versions (${p.minReaderVersion},${p.minWriterVersion}) above what this client " +
-        s"supports (${c.maxReaderVersion},${c.maxWriterVersion})"
+    val tooNew = p.minReaderVersion > c.maxReaderVersion ||
+      (access == "write" && p.minWriterVersion > c.maxWriterVersion)
+    val needs = Seq(
+      if (tooNew) Some(s"protocol versions (${p.minReaderVersion},${p.minWriterVersion}) above what this client " +
+        s"supports (${c.maxReaderVersion},${c.maxWriterVersion})") else None,
+      if (missing.nonEmpty) Some(s"${access}er feature(s) this client does not support: ${missing.mkString(", ")}")
+      else None).flatten
+    val advice =
+      if (missing.nonEmpty) "Use a client that supports them, or remove the feature(s) with ALTER TABLE ... DROP " +
+        "FEATURE where possible."
+      else "A newer Delta client upgraded the table; use a client that supports these protocol versions."
     new UnsupportedTableFeatureException(table, access, missing,
-      s"$where (protocol ${p.simpleString}) $what. Use a client that supports them, or remove the " +
-        "feature(s) with ALTER TABLE ... DROP FEATURE where possible.")
+      s"$where (protocol ${p.simpleString}) needs ${needs.mkString(" and ")}. $advice")
   }
 }

@@ -76,6 +76,23 @@ class SnapshotSuite {
     assertEquals(Seq("fancyNewThing"), e.unsupportedFeatures)
   }
 
+  @Test def newerProtocolVersionIsRefusedNotCorrupt(): Unit = withTable { t =>
+    // A newer client's protocol parses; the read check names the table and the versions.
+    val f = logDir(t).resolve(s"${v20(0)}.json")
+    Files.write(f, ("""{"protocol":{"minReaderVersion":5,"minWriterVersion":7,"readerFeatures":[],"writerFeatures":[]}}""" +
+      "\n" + meta().json + "\n" + add("a").json + "\n").getBytes(StandardCharsets.UTF_8))
+    val e = assertThrows(classOf[UnsupportedTableFeatureException], () => open(t).snapshot().numFiles)
+    assertEquals("DELTA_UNSUPPORTED_FEATURES_FOR_READ", e.errorClass)
+    assertTrue(e.getMessage.contains(s"Table ${open(t).tablePath}") &&
+      e.getMessage.contains("needs protocol versions (5,7) above what this client supports (3,7)"), e.getMessage)
+    // Writer 8 only: readable, as readers check reader versions.
+    Files.write(f, ("""{"protocol":{"minReaderVersion":1,"minWriterVersion":8,"writerFeatures":[]}}""" +
+      "\n" + meta().json + "\n" + add("a").json + "\n").getBytes(StandardCharsets.UTF_8))
+    val s = open(t).snapshot()
+    assertEquals((1, 8), (s.protocol.minReaderVersion, s.protocol.minWriterVersion))
+    assertEquals(1L, s.numFiles)
+  }
+
   @Test def timestampIsLastCommitMtimeOrIct(): Unit = withTable { t =>
     writeCommit(t, 0, Seq(protocol12, meta(), add("a")), mtime = Some(1000000L))
     writeCommit(t, 1, Seq(add("b")), mtime = Some(2000000L))

@@ -4,7 +4,7 @@ import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
 import io.deltalog.actions.Action
-import io.deltalog.exceptions.ActionParseException
+import io.deltalog.exceptions.{ActionParseException, UnsupportedTableFeatureException}
 import io.deltalog.protocol.ProtocolTestHelpers._
 
 /** The Protocol case class: construction, JSON, feature arithmetic. */
@@ -103,11 +103,39 @@ class ProtocolSuite {
     parseError("""{"minReaderVersion":1,"minWriterVersion":2,"writerFeatures":[]}""", "writerFeatures")
     parseError("""{"minReaderVersion":1,"minWriterVersion":2,"readerFeatures":[]}""", "readerFeatures")
     // version rules
-    parseError("""{"minReaderVersion":4,"minWriterVersion":7,"readerFeatures":[],"writerFeatures":[]}""", "minReaderVersion")
-    parseError("""{"minReaderVersion":1,"minWriterVersion":8,"writerFeatures":[]}""", "minWriterVersion")
+    parseError("""{"minReaderVersion":0,"minWriterVersion":7,"writerFeatures":[]}""", "minReaderVersion")
+    parseError("""{"minReaderVersion":1,"minWriterVersion":0}""", "minWriterVersion")
+    parseError("""{"minReaderVersion":-3,"minWriterVersion":2}""", "minReaderVersion")
     parseError("""{"minReaderVersion":3,"minWriterVersion":5,"readerFeatures":[]}""", "minReaderVersion")
     val e = assertThrows(classOf[ActionParseException], () => Protocol.fromJsonNode(Action.mapper.readTree("[1]")))
     assertEquals("protocol", e.field)
+  }
+
+  @Test def newerVersionsParseAndTheChecksNameThem(): Unit = {
+    // A newer client's protocol is a valid action: it parses (unknown fields kept) and the
+    // read / write checks say what this client lacks, instead of calling the log line damaged.
+    val r5 = json("""{"minReaderVersion":5,"minWriterVersion":7,"readerFeatures":["x"],"writerFeatures":["x"],"y":1}""")
+    assertEquals((5, 7), (r5.minReaderVersion, r5.minWriterVersion))
+    assertEquals("""{"minReaderVersion":5,"minWriterVersion":7,"readerFeatures":["x"],"writerFeatures":["x"],"y":1}""",
+      r5.toJsonNode.toString)
+    val read = assertThrows(classOf[UnsupportedTableFeatureException],
+      () => Protocol.checkCanRead(r5, ClientCapabilities.deltalog, "/t"))
+    assertEquals("DELTA_UNSUPPORTED_FEATURES_FOR_READ", read.errorClass)
+    assertTrue(read.getMessage.contains("Table /t (protocol 5,7,[x],[x])"), read.getMessage)
+    // Reader 4 with no unknown feature: the version alone blocks reads.
+    val r4 = json("""{"minReaderVersion":4,"minWriterVersion":7,"readerFeatures":[],"writerFeatures":[]}""")
+    val v = assertThrows(classOf[UnsupportedTableFeatureException],
+      () => Protocol.checkCanRead(r4, ClientCapabilities.deltalog, "/t"))
+    assertTrue(v.getMessage.contains("needs protocol versions (4,7) above what this client supports (3,7)"), v.getMessage)
+    // Writer 8: readable (readers check reader versions only), not writable.
+    val w8 = json("""{"minReaderVersion":1,"minWriterVersion":8,"writerFeatures":[]}""")
+    Protocol.checkCanRead(w8, ClientCapabilities.deltalog, "/t")
+    val w = assertThrows(classOf[UnsupportedTableFeatureException],
+      () => Protocol.checkCanWrite(w8, ClientCapabilities.deltalog, "/t"))
+    assertEquals("DELTA_UNSUPPORTED_FEATURES_FOR_WRITE", w.errorClass)
+    // What deltalog creates stays in range.
+    expectError("DELTA_INVALID_PROTOCOL_VERSION")(Protocol(4, 7))
+    expectError("DELTA_INVALID_PROTOCOL_VERSION")(Protocol.upgradeTableProtocol(Protocol(1, 2), 1, 8))
   }
 
   @Test def simpleString(): Unit = {
