@@ -244,6 +244,9 @@ def test_newer_writer_version_reads_but_does_not_write(spark, rs_table):
     with pytest.raises(UnsupportedTableFeatureError) as info:
         dt.startTransaction().commit([], "WRITE")
     assert info.value.access == "write" and "(1,8)" in str(info.value)
+    with pytest.raises(UnsupportedTableFeatureError):  # a checkpoint is a write to the log too
+        dt.checkpoint()
+    assert not list((rs_table / "_delta_log").glob("*.checkpoint*"))
     with pytest.raises(Exception, match="DELTA_UNSUPPORTED_FEATURES_FOR_WRITE"):
         spark.createDataFrame([(9, "q")], "id long, city string").write.format("deltalog") \
             .mode("append").save(str(rs_table))

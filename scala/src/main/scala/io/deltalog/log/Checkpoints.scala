@@ -5,7 +5,7 @@ import java.util.Locale
 import org.apache.hadoop.conf.Configuration
 
 import io.deltalog.actions._
-import io.deltalog.protocol.{Protocol, TableFeature}
+import io.deltalog.protocol.{ClientCapabilities, Protocol, TableFeature}
 
 /**
  * Result of [[Checkpoints.write]]: what the writer produced and the `_last_checkpoint` written
@@ -67,11 +67,16 @@ object Checkpoints {
   def actions(snapshot: Snapshot): Iterator[Action] = new CheckpointActions(snapshot)
 
   /**
-   * Writes a checkpoint of `snapshot` into `deltaLog`'s log, then `_last_checkpoint`.
+   * Writes a checkpoint of `snapshot` into `deltaLog`'s log, then `_last_checkpoint`. A checkpoint
+   * is a write to the log: a table whose protocol needs writer features (or a writer version)
+   * deltalog does not support is refused with `UnsupportedTableFeatureException` ("write") before
+   * anything is written, since such a feature may govern checkpoints too (e.g. which actions they
+   * must keep).
    *
    * @param partSize overrides the configured multi-part size
    */
   def write(deltaLog: DeltaLog, snapshot: Snapshot, partSize: Option[Long] = None): CheckpointOutcome = {
+    Protocol.checkCanWrite(snapshot.protocol, ClientCapabilities.deltalog, deltaLog.tablePath.toString)
     val opts = writeOptions(snapshot.protocol, snapshot.metadata,
       partSize.orElse(configuredPartSize(deltaLog.hadoopConf)))
     val result = CheckpointWriter.write(deltaLog.hadoopConf, deltaLog.logPath, snapshot.version,

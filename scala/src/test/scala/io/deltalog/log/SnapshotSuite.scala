@@ -3,6 +3,8 @@ package io.deltalog.log
 import java.nio.charset.StandardCharsets
 import java.nio.file.Files
 
+import scala.jdk.CollectionConverters._
+
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
@@ -91,6 +93,22 @@ class SnapshotSuite {
     val s = open(t).snapshot()
     assertEquals((1, 8), (s.protocol.minReaderVersion, s.protocol.minWriterVersion))
     assertEquals(1L, s.numFiles)
+  }
+
+  @Test def checkpointOfATableWithAnUnsupportedWriterFeatureIsRefused(): Unit = withTable { t =>
+    // A checkpoint is a write to the log: refused, like a commit, before anything is written.
+    for (p <- Seq("""{"minReaderVersion":1,"minWriterVersion":7,"writerFeatures":["madeUpWriterFeature"]}""",
+        """{"minReaderVersion":1,"minWriterVersion":8,"writerFeatures":[]}""")) {
+      Files.write(logDir(t).resolve(s"${v20(0)}.json"), (s"""{"protocol":$p}""" + "\n" + meta().json + "\n" +
+        add("a").json + "\n").getBytes(StandardCharsets.UTF_8))
+      val log = open(t)
+      assertEquals(1L, log.snapshot().numFiles, "readable")
+      val e = assertThrows(classOf[UnsupportedTableFeatureException], () => log.checkpoint())
+      assertEquals("DELTA_UNSUPPORTED_FEATURES_FOR_WRITE", e.errorClass)
+      assertTrue(e.getMessage.contains(log.tablePath.toString), e.getMessage)
+      val names = Files.list(logDir(t)).iterator().asScala.map(_.getFileName.toString).toSeq
+      assertEquals(Seq(s"${v20(0)}.json"), names.filterNot(_.endsWith(".crc")), "nothing written")
+    }
   }
 
   @Test def timestampIsLastCommitMtimeOrIct(): Unit = withTable { t =>
