@@ -10,13 +10,16 @@ for the full sizes.
 """
 from __future__ import annotations
 
+import atexit
 import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -35,7 +38,13 @@ STRESS = "io.deltalog.tools.TxnStress"
 TOOL = "io.deltalog.api.TxnTool"
 # TxnStress's schema (its adds are unpartitioned).
 SCHEMA = '{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}}]}'
-JVM_OPTS = ["-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true"]
+# Writers killed mid-commit never run their exit hooks: the native library snappy-java unpacks into
+# the temp directory would stay behind in /tmp (one per JVM). Theirs goes into a directory removed
+# when the test session ends.
+_JVM_SCRATCH = tempfile.mkdtemp(prefix="deltalog-integration-jvm-")
+atexit.register(shutil.rmtree, _JVM_SCRATCH, True)
+JVM_OPTS = ["-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+            f"-Dorg.xerial.snappy.tempdir={_JVM_SCRATCH}"]
 
 COMMIT_RE = re.compile(r"^(\d{20})\.json$")
 CHECKPOINT_RE = re.compile(r"^(\d{20})\.checkpoint(?:\.(\d{10})\.(\d{10}))?(?:\.[0-9a-fA-F-]{36})?\.(parquet|json)$")
