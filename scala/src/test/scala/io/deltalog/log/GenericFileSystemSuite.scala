@@ -45,7 +45,8 @@ object GenericTestFileSystem {
     val c = new Configuration()
     c.set(s"fs.$Scheme.impl", classOf[GenericTestFileSystem].getName)
     c.setBoolean(s"fs.$Scheme.impl.disable.cache", true)
-    c.setBoolean(LogStore.AllowUnsafeKey, true) // single writer in these tests
+    // dltest: is not among the schemes deltalog trusts for put-if-absent; its renames are atomic here
+    c.setBoolean(LogStore.AllowUnsafeKey, true)
     c
   }
 
