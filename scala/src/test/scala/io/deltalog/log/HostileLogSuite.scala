@@ -5,7 +5,6 @@ import java.nio.file.{Files, Path => NioPath}
 import scala.jdk.CollectionConverters._
 import scala.util.Random
 
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
@@ -147,12 +146,8 @@ class HostileLogSuite {
 
   /** The corpus tables of [[Tables]]: (id, table directory). */
   private def corpusTables(): Seq[(String, NioPath)] = {
-    val root = corpusRoot
-    val manifestFile = root.resolve("manifest.json")
-    assertTrue(Files.isRegularFile(manifestFile), s"conformance corpus not found at $root")
-    val paths = new ObjectMapper().readTree(manifestFile.toFile).elements().asScala
-      .map(e => e.get("id").asText() -> e.get("table_path").asText()).toMap
-    Tables.map(id => id -> root.resolve(paths.getOrElse(id, fail(s"$id is not in the corpus manifest"))))
+    val paths = corpusManifest.map(e => e.get("id").asText() -> e.get("table_path").asText()).toMap
+    Tables.map(id => id -> corpusRoot.resolve(paths.getOrElse(id, fail(s"$id is not in the corpus manifest"))))
   }
 
   @Test def damagedLogFilesLoadOrFailWithATypedError(): Unit = {
