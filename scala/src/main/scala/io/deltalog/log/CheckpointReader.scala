@@ -11,6 +11,7 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.column.{ColumnDescriptor, Encoding}
 import org.apache.parquet.column.page.{DataPage, DataPageV1, DictionaryPage, PageReadStore, PageReader}
+import org.apache.parquet.crypto.DecryptionPropertiesFactory
 import org.apache.parquet.filter2.compat.FilterCompat
 import org.apache.parquet.filter2.predicate.FilterApi
 import org.apache.parquet.hadoop.ParquetFileReader
@@ -55,7 +56,9 @@ object CheckpointReadOptions {
  * Parquet is read with parquet-mr directly (no Spark job): the file schema is projected to the
  * wanted columns and rows are assembled by custom converters straight into action objects
  * ([[ParquetActionConverters]]). `partitionValues_parsed` is never read; when `stats` is absent
- * and `stats_parsed` present the stats JSON string is rebuilt from the struct.
+ * and `stats_parsed` present the stats JSON string is rebuilt from the struct. Two column-wise
+ * paths skip the row assembly: plain `add` rows ([[PlainAddColumns]]) and, in a local file, the
+ * protocol / metaData rows ([[ProtocolAndMetadataColumns]]: no page index, no filtered read).
  *
  * Every unreadable file (not Parquet, truncated, bad pages, a missing sidecar) is reported as a
  * [[CorruptLogFileException]] naming it. Exceptions thrown by the sink pass through unchanged.
@@ -217,6 +220,40 @@ object CheckpointReader {
     case other => ParquetFileReader.open(other, options)
   }
 
+  /**
+   * The protocol / metaData rows of a memory-mapped checkpoint decoded from their column chunks
+   * ([[ProtocolAndMetadataColumns]]), or None when that reader does not handle the file (then
+   * parquet-mr reads them). Files whose footer deltalog does not parse itself, or that may be
+   * encrypted, are left to parquet-mr.
+   */
+  private def decodedProtocolAndMetadata(conf: Configuration, m: MappedInputFile,
+      want: CheckpointSchema.Fields): Option[IndexedSeq[Action]] = {
+    if (conf.get(DecryptionPropertiesFactory.CRYPTO_FACTORY_CLASS_PROPERTY_NAME) != null) return None
+    val footer = try m.footer(ParquetFooter.decode(m.buffer).orNull) catch { case NonFatal(_) => null }
+    if (footer == null) return None
+    val fileSchema = footer.getFileMetaData.getSchema
+    if (!pmFilterApplies(fileSchema)) return None
+    val requested =
+      try new CheckpointReadSupport(want).init(new InitContext(conf, java.util.Collections.emptyMap(), fileSchema))
+        .getRequestedSchema
+      catch { case NonFatal(_) => return None }
+    ProtocolAndMetadataColumns.read(m.buffer, footer.getBlocks.asScala.toSeq, requested)
+  }
+
+  /**
+   * How the rows of a set of top-level columns are read: the projected `schema`, and (built on
+   * first use: plain `add` rows are decoded column-wise without them) the record materializer
+   * and column IO that assemble rows.
+   */
+  private final class Plan(val schema: MessageType, build: () => (RecordMaterializer[Action], MessageColumnIO)) {
+    private lazy val built = build()
+    def materializer: RecordMaterializer[Action] = built._1
+    def columnIO: MessageColumnIO = built._2
+  }
+
+  /** Protocol / metaData rows of mapped checkpoints are decoded by deltalog (tests turn it off). */
+  @volatile private[log] var DecodeProtocolAndMetadata: Boolean = true
+
   /** Row groups of local uncompressed checkpoints are read from their memory map (tests turn it off). */
   @volatile private[log] var MapRowGroups: Boolean = true
 
@@ -243,8 +280,19 @@ object CheckpointReader {
     val path = file.getPath
     val pmOnly = !want.children.contains("add") && !want.children.contains("remove") &&
       want.children.contains("protocol")
+    val in = try inputFile(conf, file) catch { case NonFatal(e) => throw corrupt(path, e) }
+    if (pmOnly && DecodeProtocolAndMetadata) in match {
+      case m: MappedInputFile => decodedProtocolAndMetadata(conf, m, want) match {
+        case Some(actions) =>
+          val it = actions.iterator
+          while (it.hasNext && !done()) sink.accept(version, it.next())
+          return
+        case None =>
+      }
+      case _ =>
+    }
     val reader =
-      try openReader(inputFile(conf, file), readOptions(conf, pmOnly))
+      try openReader(in, readOptions(conf, pmOnly))
       catch { case NonFatal(e) => throw corrupt(path, e) }
     try {
       val fileSchema = reader.getFooter.getFileMetaData.getSchema
@@ -254,8 +302,8 @@ object CheckpointReader {
         catch { case NonFatal(e) => throw corrupt(path, e) }
       if (requested.getFieldCount == 0) return
       // One reading plan per set of top-level columns actually present in a row group.
-      val plans = scala.collection.mutable.HashMap.empty[Seq[String], (MessageType, RecordMaterializer[Action], MessageColumnIO)]
-      def plan(fields: Seq[String]): (MessageType, RecordMaterializer[Action], MessageColumnIO) =
+      val plans = scala.collection.mutable.HashMap.empty[Seq[String], Plan]
+      def plan(fields: Seq[String]): Plan =
         plans.getOrElseUpdate(fields, try {
           // "-add.x": child x of `add` left out (absent in every row of the row group).
           val dropAdd = fields.filter(_.startsWith(DropAddPrefix)).map(_.substring(DropAddPrefix.length)).toSet
@@ -267,11 +315,13 @@ object CheckpointReader {
               g.withNewFields(g.getFields.asScala.filterNot(c => dropAdd.contains(c.getName)).asJava)
             }
           }: _*)
-          val materializer = support.prepareForRead(conf, java.util.Collections.emptyMap(), fileSchema,
-            new org.apache.parquet.hadoop.api.ReadSupport.ReadContext(schema))
-          val columnIO = new ColumnIOFactory(reader.getFooter.getFileMetaData.getCreatedBy, false)
-            .getColumnIO(schema, fileSchema, true)
-          (schema, materializer, columnIO)
+          new Plan(schema, () => try {
+            val materializer = support.prepareForRead(conf, java.util.Collections.emptyMap(), fileSchema,
+              new org.apache.parquet.hadoop.api.ReadSupport.ReadContext(schema))
+            val columnIO = new ColumnIOFactory(reader.getFooter.getFileMetaData.getCreatedBy, false)
+              .getColumnIO(schema, fileSchema, true)
+            (materializer, columnIO)
+          } catch { case NonFatal(e) => throw corrupt(path, e) })
         } catch { case NonFatal(e) => throw corrupt(path, e) })
       // A sink taking plain adds column-wise gets protocol / metaData from the page-index read
       // first: otherwise their (nearly all null) columns would be assembled row by row for every
@@ -299,10 +349,10 @@ object CheckpointReader {
             else absentAddChildren(block, fileSchema, requested.getType(requested.getFieldIndex("add")).asGroupType())
           val full = plan(present ++ dropped.map(DropAddPrefix + _))
           val plainAdd = sink.wantsPlainAdds && present.contains("add") &&
-            PlainAddColumns.applies(full._1.getType(full._1.getFieldIndex("add")).asGroupType())
+            PlainAddColumns.applies(full.schema.getType(full.schema.getFieldIndex("add")).asGroupType())
           // A large row group's `add.stats` is decoded on a second thread with a reader of its
           // own, so this reader's projection leaves it out.
-          val statsGroup = if (!plainAdd) null else full._1.getType(full._1.getFieldIndex("add")).asGroupType()
+          val statsGroup = if (!plainAdd) null else full.schema.getType(full.schema.getFieldIndex("add")).asGroupType()
           val parallelStats =
             if (statsGroup == null || !statsGroup.containsField("stats") || sink.detachedStats == null ||
               block.getRowCount < ParallelStatsMinRows || block.getRowCount > Int.MaxValue ||
@@ -323,8 +373,8 @@ object CheckpointReader {
               val ds = sink.detachedStats
               parallelStats.start(ds.detach(), ds.keepsEveryAdd)
             }
-            val (schema, materializer, columnIO) =
-              if (parallelStats == null) full else plan(present ++ (dropped :+ "stats").map(DropAddPrefix + _))
+            val chosen = if (parallelStats == null) full else plan(present ++ (dropped :+ "stats").map(DropAddPrefix + _))
+            val schema = chosen.schema
             reader.setRequestedSchema(schema)
             // Only calls into parquet-mr are wrapped: exceptions from the sink pass unchanged.
             // A local, uncompressed row group (delta-rs writes those) is read from the file's map in place.
@@ -340,8 +390,8 @@ object CheckpointReader {
             // Plain adds are decoded column-wise; the other actions of the row group are assembled.
             val others = if (plainAdd) present.filterNot(_ == "add") else Nil
             if (!plainAdd || others.nonEmpty) {
-              val (_, m, cio) = if (plainAdd) plan(others) else (schema, materializer, columnIO)
-              assembleRows(fixed, cio, m, path, version, sink, () => pmOnly && done())
+              val p = if (plainAdd) plan(others) else chosen
+              assembleRows(fixed, p.columnIO, p.materializer, path, version, sink, () => pmOnly && done())
             }
             if (plainAdd) {
               val addOnly = new MessageType(schema.getName, schema.getType(schema.getFieldIndex("add")))
@@ -446,7 +496,7 @@ object CheckpointReader {
       reader: ParquetFileReader,
       blocks: IndexedSeq[BlockMetaData],
       topFields: Seq[String],
-      plan: Seq[String] => (MessageType, RecordMaterializer[Action], MessageColumnIO),
+      plan: Seq[String] => Plan,
       path: Path,
       version: Long,
       sink: ReplaySink,
@@ -459,7 +509,8 @@ object CheckpointReader {
       val block = blocks(b)
       val present = topFields.filterNot(f => allNull(block, f))
       if (block.getRowCount > 0 && !noProtocolOrMetadata(block) && present.nonEmpty) {
-        val (schema, materializer, columnIO) = plan(present)
+        val p = plan(present)
+        val (schema, materializer, columnIO) = (p.schema, p.materializer, p.columnIO)
         // parquet-mr caches a row group's page index for the columns requested when it is first
         // used: create it for the whole projection before the probe narrows the request.
         reader.setRequestedSchema(schema)

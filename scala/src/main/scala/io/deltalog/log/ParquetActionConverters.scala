@@ -134,21 +134,24 @@ private[log] object ParquetActionConverters {
     override def end(): Unit = ()
 
     /** The map of the current row (insertion order kept); call only when `present`. */
-    def result: Map[String, String] = n match {
-      case 0 => Map.empty
-      case 1 => Map.empty.updated(keys(0), values(0))
-      case _ if n <= 4 =>
-        var m = Map.empty[String, String]
-        var i = 0
-        while (i < n) { m = m.updated(keys(i), values(i)); i += 1 }
-        m
-      case _ =>
-        val b = VectorMap.newBuilder[String, String]
-        var i = 0
-        while (i < n) { b += keys(i) -> values(i); i += 1 }
-        b.result()
-    }
+    def result: Map[String, String] = stringMap(keys, values, n)
     def opt: Option[Map[String, String]] = if (present) Some(result) else None
+  }
+
+  /** The first `n` entries of `keys` / `values` as a map that keeps their order (a later key wins). */
+  def stringMap(keys: Array[String], values: Array[String], n: Int): Map[String, String] = n match {
+    case 0 => Map.empty
+    case 1 => Map.empty.updated(keys(0), values(0))
+    case _ if n <= 4 =>
+      var m = Map.empty[String, String]
+      var i = 0
+      while (i < n) { m = m.updated(keys(i), values(i)); i += 1 }
+      m
+    case _ =>
+      val b = VectorMap.newBuilder[String, String]
+      var i = 0
+      while (i < n) { b += keys(i) -> values(i); i += 1 }
+      b.result()
   }
 
   /** `array<string>`: 3-level (`list { element }`) or legacy 2-level (`repeated binary`). */

@@ -43,13 +43,22 @@ class LogFastPathSuite {
       val log = tempLogDir("fast-pm")
       val res = CheckpointWriter.write(conf, hadoopPath(log), 5, order.iterator)
       val files = res.files.map(_.getPath)
-      val cutBefore = RowTrimmedPages.pagesCut.get()
-      val fast = CheckpointReader.readProtocolAndMetadata(conf, CheckpointInstance(5, res.files))
-      assertEquals(pmFullRead(files, 5), fast, label)
-      assertTrue(fast._1.isDefined && fast._2.isDefined, label)
-      if (label == "P&M last") {
-        // the pages holding them start rows before them: cut to start at the protocol row
-        assertTrue(RowTrimmedPages.pagesCut.get() > cutBefore, "pages of the protocol/metaData leaves were cut")
+      // parquet-mr's page index (the way for files that are not local) and deltalog's decoder of
+      // the two columns (local files) both give the full read's actions
+      for (decode <- Seq(false, true)) {
+        val before = CheckpointReader.DecodeProtocolAndMetadata
+        CheckpointReader.DecodeProtocolAndMetadata = decode
+        val cutBefore = RowTrimmedPages.pagesCut.get()
+        val decodedBefore = ProtocolAndMetadataColumns.filesDecoded.get()
+        val fast = try CheckpointReader.readProtocolAndMetadata(conf, CheckpointInstance(5, res.files))
+          finally CheckpointReader.DecodeProtocolAndMetadata = before
+        assertEquals(pmFullRead(files, 5), fast, s"$label decode=$decode")
+        assertTrue(fast._1.isDefined && fast._2.isDefined, label)
+        assertEquals(if (decode) 1L else 0L, ProtocolAndMetadataColumns.filesDecoded.get() - decodedBefore, s"$label decode=$decode")
+        if (label == "P&M last" && !decode) {
+          // the pages holding them start rows before them: cut to start at the protocol row
+          assertTrue(RowTrimmedPages.pagesCut.get() > cutBefore, "pages of the protocol/metaData leaves were cut")
+        }
       }
     }
   }

@@ -1,0 +1,492 @@
+package io.deltalog.log
+
+import java.nio.{ByteBuffer, ByteOrder}
+import java.nio.charset.StandardCharsets.UTF_8
+
+import scala.util.control.NonFatal
+
+import org.apache.parquet.bytes.{ByteBufferInputStream, BytesUtils}
+import org.apache.parquet.column.ColumnDescriptor
+import org.apache.parquet.format.{Encoding => FormatEncoding, PageType, Util}
+import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, CompressionCodecName}
+import org.apache.parquet.schema.{GroupType, MessageType, Type}
+import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
+
+import io.deltalog.actions.{Action, Format, Metadata}
+
+/**
+ * The `protocol` and `metaData` rows of a local Parquet checkpoint, decoded straight from their
+ * column chunks in the file's memory map ([[MappedFiles]]) instead of through parquet-mr's page
+ * index, filtered row-group read and record assembly. In a checkpoint these columns are null in
+ * every row but one or two, so each of their chunks is a few runs of definition levels and a
+ * handful of values: the levels are walked run by run ([[HybridRle.Runs]]) and only the slots of
+ * rows that hold a value are looked at. The actions are the ones [[ParquetActionConverters]]
+ * builds from the same rows (same lenient rules for missing lists, maps and formats).
+ *
+ * Handles uncompressed and snappy chunks of V1 data pages (what Spark, delta-rs and deltalog
+ * write), PLAIN and dictionary-encoded BINARY / INT32 / INT64 leaves, and lists and maps of
+ * strings in their standard and legacy layouts. Anything else (another codec, V2 pages, another
+ * encoding, BIT_PACKED levels, an unexpected type or
+ * shape, a required field without its value, a row holding both a protocol and a metaData, more
+ * than [[MaxSlots]] non-null slots) gives None: the caller then reads the rows with parquet-mr,
+ * which raises the errors a damaged file deserves.
+ */
+private[log] object ProtocolAndMetadataColumns {
+  /** Non-null slots kept per leaf; beyond that this is not a checkpoint's protocol / metaData. */
+  val MaxSlots = 4096
+
+  /** Files whose protocol / metaData rows were decoded here (tests, diagnostics). */
+  val filesDecoded = new java.util.concurrent.atomic.AtomicLong()
+
+  /**
+   * The protocol and metaData actions of `blocks` (row groups of the file `mapped`, in order), in row order,
+   * from the row groups whose statistics do not rule both out, stopping after the row group in
+   * which both were seen; None when this reader cannot decode them (see the class comment).
+   * `requested` is the projection of the file schema to the two columns.
+   */
+  def read(mapped: ByteBuffer, blocks: Seq[BlockMetaData], requested: MessageType): Option[IndexedSeq[Action]] =
+    try {
+      val out = IndexedSeq.newBuilder[Action]
+      var protocol, metadata = false
+      val it = blocks.iterator
+      while (it.hasNext && !(protocol && metadata)) {
+        val block = it.next()
+        if (block.getRowCount > 0 && mayHoldProtocolOrMetadata(block)) {
+          val actions = rowGroup(mapped, block, requested) match {
+            case Some(a) => a
+            case None => return None
+          }
+          actions.foreach {
+            case _: io.deltalog.protocol.Protocol => protocol = true
+            case _: Metadata => metadata = true
+            case _ =>
+          }
+          out ++= actions
+        }
+      }
+      filesDecoded.incrementAndGet()
+      Some(out.result())
+    } catch { case NonFatal(_) => None }
+
+  /** False when the row group's statistics prove both probe leaves null in every row. */
+  private def mayHoldProtocolOrMetadata(block: BlockMetaData): Boolean = {
+    def allNull(path: String): Boolean = {
+      val it = block.getColumns.iterator()
+      while (it.hasNext) {
+        val c = it.next()
+        if (c.getPath.toDotString == path) {
+          val st: org.apache.parquet.column.statistics.Statistics[_] = c.getStatistics
+          return st != null && st.isNumNullsSet && st.getNumNulls == block.getRowCount
+        }
+      }
+      true
+    }
+    !(allNull("protocol.minReaderVersion") && allNull("metaData.id"))
+  }
+
+  /** One non-null slot of a leaf: its row (in the row group), levels and value (null unless defined). */
+  private final class Slot(val row: Long, val rep: Int, val dl: Int, val value: AnyRef)
+
+  /** The non-null slots of one leaf by row, in slot order. */
+  private type LeafSlots = java.util.HashMap[java.lang.Long, java.util.ArrayList[Slot]]
+
+  private def rowGroup(map: ByteBuffer, block: BlockMetaData, requested: MessageType): Option[IndexedSeq[Action]] = {
+    val chunks = new java.util.HashMap[String, ColumnChunkMetaData]()
+    block.getColumns.forEach(c => chunks.put(c.getPath.toDotString, c))
+    val leaves = new java.util.HashMap[String, LeafSlots]()
+    val cols = requested.getColumns.iterator()
+    while (cols.hasNext) {
+      val d = cols.next()
+      val dotted = d.getPath.mkString(".")
+      val chunk = chunks.get(dotted)
+      if (chunk == null) return None
+      decodeLeaf(map, chunk, d) match {
+        case Some(s) => leaves.put(dotted, s)
+        case None => return None
+      }
+    }
+    new Assembler(requested, leaves).actions(block.getRowCount)
+  }
+
+  // ------------------------------------------------------------------------------ one leaf
+
+  private def decodeLeaf(map: ByteBuffer, chunk: ColumnChunkMetaData, d: ColumnDescriptor): Option[LeafSlots] = {
+    val codec = chunk.getCodec
+    if (codec != CompressionCodecName.UNCOMPRESSED && codec != CompressionCodecName.SNAPPY) return None
+    if (chunk.isEncrypted || chunk.getStartingPos < 0 || chunk.getTotalSize <= 0 ||
+      chunk.getStartingPos + chunk.getTotalSize > map.capacity()) return None
+    val kind = d.getPrimitiveType.getPrimitiveTypeName
+    if (kind != PrimitiveTypeName.BINARY && kind != PrimitiveTypeName.INT32 && kind != PrimitiveTypeName.INT64) return None
+    val maxRl = d.getMaxRepetitionLevel
+    val maxDl = d.getMaxDefinitionLevel
+    if (maxRl > 1 || maxDl < 1) return None
+    val bytes = map.duplicate().order(ByteOrder.LITTLE_ENDIAN)
+    val start = chunk.getStartingPos.toInt
+    val end = start + chunk.getTotalSize.toInt
+    val out: LeafSlots = new java.util.HashMap()
+    var slots = 0
+    var dictionary: Array[AnyRef] = null
+    var row = -1L
+    var values = 0L
+    var pos = start
+    while (pos < end) {
+      val in = ByteBufferInputStream.wrap(bytes.duplicate().position(pos).limit(end).asInstanceOf[ByteBuffer].slice())
+      val header = Util.readPageHeader(in)
+      val bodyAt = pos + in.position().toInt
+      val size = header.getCompressed_page_size
+      if (size < 0 || bodyAt.toLong + size > end) return None
+      pos = bodyAt + size
+      header.getType match {
+        case PageType.DICTIONARY_PAGE =>
+          val h = header.getDictionary_page_header
+          if (h == null || dictionary != null || values > 0) return None
+          if (h.getEncoding != FormatEncoding.PLAIN && h.getEncoding != FormatEncoding.PLAIN_DICTIONARY) return None
+          val body = uncompress(bytes, bodyAt, size, header.getUncompressed_page_size, codec)
+          val reader = new PlainValues(body, 0, body.limit(), kind)
+          dictionary = Array.fill[AnyRef](h.getNum_values)(reader.next())
+        case PageType.DATA_PAGE =>
+          val h = header.getData_page_header
+          if (h == null) return None
+          if (maxRl > 0 && h.getRepetition_level_encoding != FormatEncoding.RLE) return None
+          if (h.getDefinition_level_encoding != FormatEncoding.RLE) return None
+          val body = uncompress(bytes, bodyAt, size, header.getUncompressed_page_size, codec)
+          var p = 0
+          def levels(max: Int): LevelCursor = {
+            val len = body.getInt(p)
+            if (len < 0 || p + 4L + len > body.limit()) throw new IllegalStateException("bad level length")
+            val c = new LevelCursor(body, p + 4, p + 4 + len, BytesUtils.getWidthFromMaxInt(max))
+            p += 4 + len
+            c
+          }
+          val reps = if (maxRl > 0) levels(maxRl) else null
+          val defs = levels(maxDl)
+          val vals = valuesOf(h.getEncoding, body, p, body.limit(), kind, dictionary)
+          if (vals == null) return None
+          val n = walk(h.getNum_values, reps, defs, vals, maxDl, row, out, slots)
+          if (n == null) return None
+          row = n._1; slots = n._2
+          values += h.getNum_values
+        case PageType.DATA_PAGE_V2 => return None // (checkpoint writers use V1 pages)
+        case _ => // index pages
+      }
+    }
+    if (values != chunk.getValueCount) None else Some(out)
+  }
+
+  /**
+   * Walks `count` slots of a page: runs of level 0 (a null top-level struct, one row per slot) in
+   * one step, every other slot one by one. Returns the last row index and the slots kept so far,
+   * or null past [[MaxSlots]].
+   */
+  private def walk(count: Int, reps: LevelCursor, defs: LevelCursor, vals: ValueReader, maxDl: Int,
+      startRow: Long, out: LeafSlots, startSlots: Int): (Long, Int) = {
+    var row = startRow
+    var slots = startSlots
+    var left = count
+    while (left > 0) {
+      val run = defs.runOfZeros(left)
+      if (run > 0) {
+        // level 0 slots: no repetition possible, each one a new row
+        if (reps != null) reps.skip(run)
+        row += run
+        left -= run
+      } else {
+        val dl = defs.next()
+        val rl = if (reps == null) 0 else reps.next()
+        if (rl == 0) row += 1
+        if (row < 0 || (dl == 0 && rl != 0)) throw new IllegalStateException("repeated slot without a row")
+        if (dl > 0) { // (a null row inside a bit-packed run holds nothing)
+          val value = if (dl == maxDl) vals.next() else null
+          slots += 1
+          if (slots > MaxSlots) return null
+          var list = out.get(row)
+          if (list == null) { list = new java.util.ArrayList[Slot](2); out.put(row, list) }
+          list.add(new Slot(row, rl, dl, value))
+        }
+        left -= 1
+      }
+    }
+    (row, slots)
+  }
+
+  private def uncompress(bytes: ByteBuffer, at: Int, size: Int, rawSize: Int, codec: CompressionCodecName): ByteBuffer = {
+    val src = bytes.duplicate().position(at).limit(at + size).asInstanceOf[ByteBuffer].slice()
+    if (codec == CompressionCodecName.UNCOMPRESSED) {
+      if (rawSize != size) throw new IllegalStateException("compressed page in an uncompressed chunk")
+      src.order(ByteOrder.LITTLE_ENDIAN)
+    } else {
+      val in = new Array[Byte](size)
+      src.get(in)
+      if (rawSize < 0 || org.xerial.snappy.Snappy.uncompressedLength(in, 0, size) != rawSize)
+        throw new IllegalStateException("page size does not match its snappy data")
+      val out = new Array[Byte](rawSize)
+      org.xerial.snappy.Snappy.uncompress(in, 0, size, out, 0)
+      ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN)
+    }
+  }
+
+  // ------------------------------------------------------------------------------ levels and values
+
+  /** Levels of one page read from the RLE / bit-packing hybrid runs (`bitWidth` 1..32). */
+  private final class LevelCursor(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int) {
+    private val runs = new HybridRle.Runs(buf, pos, end, bitWidth)
+    private var left = 0
+    private var rle = true
+    private var value = 0
+    private var packed: Array[Int] = _
+    private var at = 0
+
+    private def load(): Unit = {
+      runs.next()
+      rle = runs.rle
+      left = runs.length
+      if (rle) value = runs.value
+      else {
+        packed = new Array[Int](runs.length)
+        runs.unpack(runs.length, packed, 0)
+        at = 0
+      }
+    }
+
+    def next(): Int = {
+      while (left == 0) load()
+      left -= 1
+      if (rle) value else { at += 1; packed(at - 1) }
+    }
+
+    /** The number (at most `max`) of level-0 slots starting here, when they start an RLE run of 0s; else 0. */
+    def runOfZeros(max: Int): Int = {
+      while (left == 0) load()
+      if (!rle || value != 0) 0
+      else { val n = math.min(left, max); left -= n; n }
+    }
+
+    def skip(n: Int): Unit = {
+      var k = n
+      while (k > 0) {
+        while (left == 0) load()
+        val take = math.min(left, k)
+        left -= take
+        if (!rle) at += take
+        k -= take
+      }
+    }
+  }
+
+  private abstract class ValueReader { def next(): AnyRef }
+
+  /** PLAIN values of `kind` in `[pos, end)` of `buf`. */
+  private final class PlainValues(buf: ByteBuffer, pos: Int, end: Int, kind: PrimitiveTypeName) extends ValueReader {
+    private val b = buf.duplicate().order(ByteOrder.LITTLE_ENDIAN)
+    private var p = pos
+    private def need(n: Long): Unit = if (n < 0 || p + n > end) throw new IllegalStateException("values end early")
+    def next(): AnyRef = kind match {
+      case PrimitiveTypeName.BINARY =>
+        need(4)
+        val len = b.getInt(p)
+        p += 4
+        need(len)
+        val a = new Array[Byte](len)
+        b.get(p, a)
+        p += len
+        new String(a, UTF_8)
+      case PrimitiveTypeName.INT32 => need(4); p += 4; Integer.valueOf(b.getInt(p - 4))
+      case _ => need(8); p += 8; java.lang.Long.valueOf(b.getLong(p - 8))
+    }
+  }
+
+  /** Dictionary ids (bit width byte, then hybrid runs) mapped through `dictionary`. */
+  private final class DictionaryValues(buf: ByteBuffer, pos: Int, end: Int, dictionary: Array[AnyRef]) extends ValueReader {
+    private lazy val ids = {
+      if (pos >= end) throw new IllegalStateException("missing dictionary id width")
+      val width = buf.get(pos) & 0xFF
+      if (width > 32) throw new IllegalStateException("bad dictionary id width")
+      if (width == 0) null else new LevelCursor(buf, pos + 1, end, width)
+    }
+    def next(): AnyRef = {
+      val id = if (ids == null) 0 else ids.next()
+      if (id < 0 || id >= dictionary.length) throw new IllegalStateException("dictionary id out of range")
+      dictionary(id)
+    }
+  }
+
+  private def valuesOf(encoding: FormatEncoding, buf: ByteBuffer, pos: Int, end: Int, kind: PrimitiveTypeName,
+      dictionary: Array[AnyRef]): ValueReader = encoding match {
+    case FormatEncoding.PLAIN => new PlainValues(buf, pos, end, kind)
+    case FormatEncoding.PLAIN_DICTIONARY | FormatEncoding.RLE_DICTIONARY if dictionary != null =>
+      new DictionaryValues(buf, pos, end, dictionary)
+    case _ => null
+  }
+
+  // ------------------------------------------------------------------------------ rows to actions
+
+  /** A row or field this reader leaves to parquet-mr. */
+  private final class Unsupported extends scala.util.control.ControlThrowable
+
+  /** Builds the actions of one row group from its leaves' slots, with the converters' rules. */
+  private final class Assembler(schema: MessageType, leaves: java.util.HashMap[String, LeafSlots]) {
+    private def unsupported: Nothing = throw new Unsupported
+
+    private def slots(path: Seq[String], row: Long): java.util.List[Slot] = {
+      val l = leaves.get(path.mkString("."))
+      val s = if (l == null) null else l.get(row)
+      if (s == null) java.util.Collections.emptyList() else s
+    }
+
+    /** True when the projection has the field at `path` (a leaf or a group: parquet-mr's `containsPath` only finds leaves). */
+    private def has(path: Seq[String]): Boolean = {
+      var t: Type = schema
+      path.forall { name =>
+        val found = !t.isPrimitive && t.asGroupType().containsField(name)
+        if (found) t = t.asGroupType().getType(t.asGroupType().getFieldIndex(name))
+        found
+      }
+    }
+
+    private def level(path: Seq[String]): Int = schema.getMaxDefinitionLevel(path: _*)
+
+    private def fieldType(parent: GroupType, name: String): Option[Type] =
+      if (parent.containsField(name)) Some(parent.getType(parent.getFieldIndex(name))) else None
+
+    /** Rows whose struct `top` is present, from its probe leaf. */
+    private def rowsWith(top: String, probe: String): Seq[Long] = {
+      if (!schema.containsField(top) || !schema.getType(schema.getFieldIndex(top)).asGroupType().containsField(probe)) return Nil
+      val l = leaves.get(s"$top.$probe")
+      if (l == null) return Nil
+      val structLevel = level(Seq(top))
+      if (structLevel < 1) unsupported
+      val out = Seq.newBuilder[Long]
+      l.forEach((row, s) => if (!s.isEmpty && s.get(0).dl >= structLevel) out += row.longValue)
+      out.result()
+    }
+
+    /** The value of a non-repeated leaf in `row` (null when null), accepting the given types. */
+    private def scalar(path: Seq[String], row: Long, kinds: Set[PrimitiveTypeName]): AnyRef = {
+      if (!has(path)) return null
+      val t = schema.getType(path: _*)
+      if (!t.isPrimitive || !kinds(t.asPrimitiveType().getPrimitiveTypeName)) unsupported
+      val s = slots(path, row)
+      if (s.isEmpty) null else s.get(0).value
+    }
+
+    private val Strings = Set(PrimitiveTypeName.BINARY)
+    private val Numbers = Set(PrimitiveTypeName.INT32, PrimitiveTypeName.INT64)
+
+    private def string(path: Seq[String], row: Long): String = scalar(path, row, Strings).asInstanceOf[String]
+    private def number(path: Seq[String], row: Long): Option[Long] = scalar(path, row, Numbers) match {
+      case null => None
+      case i: Integer => Some(i.longValue)
+      case l: java.lang.Long => Some(l.longValue)
+      case _ => unsupported
+    }
+
+    /** `array<string>` at `path` (3-level or legacy 2-level): None when null in `row`. */
+    private def list(path: Seq[String], row: Long): Option[Vector[String]] = {
+      if (!has(path)) return None
+      val t = schema.getType(path: _*)
+      if (t.isPrimitive || t.asGroupType().getFieldCount != 1) unsupported
+      val rep = t.asGroupType().getType(0)
+      if (!rep.isRepetition(Type.Repetition.REPEATED)) unsupported
+      val leaf =
+        if (rep.isPrimitive) path :+ rep.getName
+        else if (rep.asGroupType().getFieldCount == 1 && rep.asGroupType().getType(0).isPrimitive)
+          path :+ rep.getName :+ rep.asGroupType().getType(0).getName
+        else unsupported
+      val lt = schema.getType(leaf: _*).asPrimitiveType()
+      if (lt.getPrimitiveTypeName != PrimitiveTypeName.BINARY) unsupported
+      val s = slots(leaf, row)
+      val listLevel = level(path)
+      if (s.isEmpty || s.get(0).dl < listLevel) None
+      else {
+        val max = level(leaf)
+        val b = Vector.newBuilder[String]
+        s.forEach(x => if (x.dl == max) b += x.value.asInstanceOf[String])
+        Some(b.result())
+      }
+    }
+
+    /** `map<string,string>` at `path` (any names of the repeated entry group): None when null in `row`. */
+    private def map(path: Seq[String], row: Long): Option[Map[String, String]] = {
+      if (!has(path)) return None
+      val t = schema.getType(path: _*)
+      if (t.isPrimitive || t.asGroupType().getFieldCount != 1) unsupported
+      val entry = t.asGroupType().getType(0)
+      if (!entry.isRepetition(Type.Repetition.REPEATED) || entry.isPrimitive || entry.asGroupType().getFieldCount != 2) unsupported
+      val e = entry.asGroupType()
+      if (!e.getType(0).isPrimitive || !e.getType(1).isPrimitive ||
+        e.getType(0).asPrimitiveType().getPrimitiveTypeName != PrimitiveTypeName.BINARY ||
+        e.getType(1).asPrimitiveType().getPrimitiveTypeName != PrimitiveTypeName.BINARY) unsupported
+      val keyPath = path :+ e.getName :+ e.getType(0).getName
+      val valuePath = path :+ e.getName :+ e.getType(1).getName
+      val ks = slots(keyPath, row)
+      val vs = slots(valuePath, row)
+      val mapLevel = level(path)
+      if (ks.isEmpty || ks.get(0).dl < mapLevel) None
+      else {
+        if (vs.size != ks.size) unsupported
+        val entryLevel = level(path :+ e.getName)
+        val keys = new Array[String](ks.size)
+        val values = new Array[String](ks.size)
+        var n = 0
+        var i = 0
+        while (i < ks.size) {
+          val k = ks.get(i)
+          if (k.dl >= entryLevel && k.value != null) {
+            keys(n) = k.value.asInstanceOf[String]
+            values(n) = vs.get(i).value.asInstanceOf[String]
+            n += 1
+          }
+          i += 1
+        }
+        Some(ParquetActionConverters.stringMap(keys, values, n))
+      }
+    }
+
+    private def protocol(row: Long): Action = {
+      val r = number(Seq("protocol", "minReaderVersion"), row).getOrElse(unsupported)
+      val w = number(Seq("protocol", "minWriterVersion"), row).getOrElse(unsupported)
+      ParquetActionConverters.protocol(r.toInt, w.toInt, list(Seq("protocol", "readerFeatures"), row),
+        list(Seq("protocol", "writerFeatures"), row))
+    }
+
+    private def metadata(row: Long): Action = {
+      val m = schema.getType(schema.getFieldIndex("metaData")).asGroupType()
+      val id = string(Seq("metaData", "id"), row)
+      if (id == null) unsupported
+      val format = fieldType(m, "format") match {
+        case None => Format()
+        case Some(f) if f.isPrimitive => Format()
+        case Some(f) =>
+          val g = f.asGroupType()
+          // the struct is present when its first leaf's slot reaches the struct's level
+          val firstLeaf = schema.getColumns.stream().filter(c => c.getPath.length > 2 &&
+            c.getPath()(0) == "metaData" && c.getPath()(1) == "format").findFirst()
+          if (!firstLeaf.isPresent || g.getFieldCount == 0) unsupported
+          val s = slots(firstLeaf.get.getPath.toSeq, row)
+          if (s.isEmpty || s.get(0).dl < level(Seq("metaData", "format"))) Format()
+          else Format(Option(string(Seq("metaData", "format", "provider"), row)).getOrElse("parquet"),
+            map(Seq("metaData", "format", "options"), row).getOrElse(Map.empty))
+      }
+      Metadata(
+        id = id,
+        name = Option(string(Seq("metaData", "name"), row)),
+        description = Option(string(Seq("metaData", "description"), row)),
+        format = format,
+        schemaString = string(Seq("metaData", "schemaString"), row),
+        partitionColumns = list(Seq("metaData", "partitionColumns"), row).getOrElse(Nil),
+        configuration = map(Seq("metaData", "configuration"), row).getOrElse(Map.empty),
+        createdTime = number(Seq("metaData", "createdTime"), row))
+    }
+
+    def actions(rowCount: Long): Option[IndexedSeq[Action]] =
+      try {
+        val p = rowsWith("protocol", "minReaderVersion").toSet
+        val m = rowsWith("metaData", "id").toSet
+        if (p.exists(m.contains) || (p ++ m).exists(r => r < 0 || r >= rowCount)) unsupported
+        Some((p ++ m).toIndexedSeq.sorted.map(r => if (p(r)) protocol(r) else metadata(r)))
+      } catch {
+        case _: Unsupported => None
+        case NonFatal(_) => None
+      }
+  }
+}
