@@ -3,13 +3,14 @@ package io.deltalog.log
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.file.{Path => NioPath}
 
-import org.apache.parquet.bytes.{ByteBufferInputStream, BytesInput}
-import org.apache.parquet.column.{ColumnDescriptor, Encoding}
+import org.apache.parquet.bytes.BytesInput
+import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.column.page.{DataPage, DataPageV1, DataPageV2, DictionaryPage, PageReadStore, PageReader}
 import org.apache.parquet.column.statistics.Statistics
-import org.apache.parquet.format.{PageType, Util}
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.schema.MessageType
+
+import io.deltalog.log.ParquetFooterThrift.PageHeader
 
 /**
  * The pages of one uncompressed column chunk of a local Parquet file, served straight from a
@@ -83,40 +84,35 @@ private[log] object MappedColumnChunk {
     var values = 0L
     var pos = 0
     def corrupt(what: String): Nothing = throw new IllegalStateException(s"$what at ${chunk.getStartingPos + pos}")
-    def encoding(e: org.apache.parquet.format.Encoding): Encoding =
-      if (e == null) corrupt("page header without an encoding") else Encoding.valueOf(e.name())
-    // a damaged header can name a page type without the matching header struct
-    def present[T <: AnyRef](h: T): T = if (h == null) corrupt("page header without its type's header") else h
     def slice(from: Int, len: Int): ByteBuffer = {
       if (len < 0 || from.toLong + len > map.limit()) corrupt("page extends past the chunk")
       map.slice(from, len).order(ByteOrder.LITTLE_ENDIAN)
     }
     while (pos < map.limit()) {
-      val in = ByteBufferInputStream.wrap(map.slice(pos, map.limit() - pos))
-      val header = Util.readPageHeader(in)
-      val start = pos + in.position().toInt
-      val size = header.getCompressed_page_size
+      val (header, headerLength) = ParquetFooterThrift.readPageHeader(map, pos, map.limit())
+      val start = pos + headerLength
+      val size = header.compressedSize
       val body = slice(start, size)
-      if (header.getUncompressed_page_size != size) corrupt("compressed page in an uncompressed chunk")
-      header.getType match {
-        case PageType.DICTIONARY_PAGE =>
+      if (header.uncompressedSize != size) corrupt("compressed page in an uncompressed chunk")
+      header.pageType match {
+        case PageHeader.DictionaryPage =>
           if (out.nonEmpty) corrupt("dictionary page after data pages")
-          val h = present(header.getDictionary_page_header)
-          out += new DictionaryPage(BytesInput.from(body), h.getNum_values, encoding(h.getEncoding))
-        case PageType.DATA_PAGE =>
-          val h = present(header.getData_page_header)
-          values += h.getNum_values
-          out += new DataPageV1(BytesInput.from(body), h.getNum_values, size,
-            Statistics.createStats(descriptor.getPrimitiveType), encoding(h.getRepetition_level_encoding),
-            encoding(h.getDefinition_level_encoding), encoding(h.getEncoding))
-        case PageType.DATA_PAGE_V2 =>
-          val h = present(header.getData_page_header_v2)
-          val rl = h.getRepetition_levels_byte_length
-          val dl = h.getDefinition_levels_byte_length
+          if (!header.hasDictionaryHeader) corrupt("page header without its type's header")
+          out += new DictionaryPage(BytesInput.from(body), header.numValues, ParquetFooter.encoding(header.encoding))
+        case PageHeader.DataPage =>
+          if (!header.hasDataHeader) corrupt("page header without its type's header")
+          values += header.numValues
+          out += new DataPageV1(BytesInput.from(body), header.numValues, size,
+            Statistics.createStats(descriptor.getPrimitiveType), ParquetFooter.encoding(header.repetitionEncoding),
+            ParquetFooter.encoding(header.definitionEncoding), ParquetFooter.encoding(header.encoding))
+        case PageHeader.DataPageV2 =>
+          if (!header.hasDataV2Header) corrupt("page header without its type's header")
+          val rl = header.repetitionLength
+          val dl = header.definitionLength
           if (rl < 0 || dl < 0 || rl + dl > size) corrupt("bad level lengths")
-          values += h.getNum_values
-          out += DataPageV2.uncompressed(h.getNum_rows, h.getNum_nulls, h.getNum_values,
-            BytesInput.from(slice(start, rl)), BytesInput.from(slice(start + rl, dl)), encoding(h.getEncoding),
+          values += header.numValues
+          out += DataPageV2.uncompressed(header.numRows, header.numNulls, header.numValues,
+            BytesInput.from(slice(start, rl)), BytesInput.from(slice(start + rl, dl)), ParquetFooter.encoding(header.encoding),
             BytesInput.from(slice(start + rl + dl, size - rl - dl)), Statistics.createStats(descriptor.getPrimitiveType))
         case _ => // index pages: skipped
       }

@@ -72,6 +72,11 @@ private[log] object ParquetFooter {
     OriginalType.UINT_32, OriginalType.UINT_64, OriginalType.INT_8, OriginalType.INT_16, OriginalType.INT_32,
     OriginalType.INT_64, OriginalType.JSON, OriginalType.BSON, OriginalType.INTERVAL)
 
+  /** parquet-mr's encoding of a Thrift `Encoding` id (of a page header); IllegalStateException when unknown. */
+  def encoding(id: Int): Encoding =
+    if (id >= 0 && id < Encodings.length && Encodings(id) != null) Encodings(id)
+    else throw new IllegalStateException(s"unknown encoding $id")
+
   private def enumValue[T <: AnyRef](values: Array[T], v: Int, what: String): T = {
     val out = if (v >= 0 && v < values.length) values(v) else null.asInstanceOf[T]
     if (out == null) throw new Unsupported(s"$what $v")

@@ -102,6 +102,57 @@ private[log] object ParquetFooterThrift {
     var columnOrders: Array[Boolean] = _ // per leaf: type-defined order; null when the file has none
   }
 
+  /**
+   * A data, dictionary or index page's `PageHeader`: the fields deltalog's page readers use (the
+   * header of the page's type, when present, sets its flag; statistics and CRC are skipped).
+   */
+  final class PageHeader {
+    var pageType: Int = -1 // 0 data, 1 index, 2 dictionary, 3 data V2
+    var uncompressedSize: Int = 0
+    var compressedSize: Int = 0
+    var hasDataHeader = false
+    var hasDictionaryHeader = false
+    var hasDataV2Header = false
+    var numValues: Int = 0
+    var encoding: Int = -1
+    var definitionEncoding: Int = -1
+    var repetitionEncoding: Int = -1
+    var numNulls: Int = 0
+    var numRows: Int = 0
+    var definitionLength: Int = 0
+    var repetitionLength: Int = 0
+    var isCompressed = true
+  }
+
+  object PageHeader {
+    final val DataPage = 0
+    final val DictionaryPage = 2
+    final val DataPageV2 = 3
+  }
+
+  /**
+   * The page header at absolute position `pos` of `buf` and its length in bytes; the header must
+   * end before `end`. A header deltalog cannot read (truncated, a type it does not know, a required
+   * field missing) is an IllegalStateException naming the position.
+   */
+  def readPageHeader(buf: java.nio.ByteBuffer, pos: Int, end: Int): (PageHeader, Int) = {
+    val available = end - pos
+    var window = math.min(available, 256)
+    while (true) {
+      val bytes = new Array[Byte](math.max(window, 0))
+      buf.get(pos, bytes)
+      val r = new Reader(bytes)
+      try return (r.pageHeader(), r.position)
+      catch {
+        // (a length or size past the window's end reads as Unsupported: retry with more bytes)
+        case _: ArrayIndexOutOfBoundsException | _: Unsupported if window < available => window = math.min(available, window * 8)
+        case e @ (_: ArrayIndexOutOfBoundsException | _: Unsupported) =>
+          throw new IllegalStateException(s"unreadable page header at $pos (${e.getMessage})")
+      }
+    }
+    throw new IllegalStateException("unreachable")
+  }
+
   // ------------------------------------------------------------------ Thrift compact reader
 
   /** Reads the Thrift compact encoding of a `FileMetaData` from `buf`. */
@@ -235,6 +286,59 @@ private[log] object ParquetFooterThrift {
 
     private def skipStruct(): Unit = struct(0L, "struct", Skip)
     private object Skip extends Fields { def apply(id: Int, t: Int): Unit = skip(t) }
+
+    /** Bytes read so far. */
+    def position: Int = pos
+
+    def pageHeader(): PageHeader = {
+      val h = new PageHeader
+      struct(0xEL, "PageHeader", new Fields { // required: 1 type, 2 uncompressed_page_size, 3 compressed_page_size
+        def apply(id: Int, t: Int): Unit = id match {
+          case 1 => h.pageType = i32(t)
+          case 2 => h.uncompressedSize = i32(t)
+          case 3 => h.compressedSize = i32(t)
+          case 5 =>
+            expect(t, Struct)
+            struct(0x1EL, "DataPageHeader", new Fields { // required: 1 num_values, 2-4 encodings
+              def apply(id: Int, t: Int): Unit = id match {
+                case 1 => h.numValues = i32(t)
+                case 2 => h.encoding = i32(t)
+                case 3 => h.definitionEncoding = i32(t)
+                case 4 => h.repetitionEncoding = i32(t)
+                case _ => skip(t) // 5: statistics
+              }
+            })
+            h.hasDataHeader = true
+          case 7 =>
+            expect(t, Struct)
+            struct(0x6L, "DictionaryPageHeader", new Fields { // required: 1 num_values, 2 encoding
+              def apply(id: Int, t: Int): Unit = id match {
+                case 1 => h.numValues = i32(t)
+                case 2 => h.encoding = i32(t)
+                case _ => skip(t) // 3: is_sorted
+              }
+            })
+            h.hasDictionaryHeader = true
+          case 8 =>
+            expect(t, Struct)
+            struct(0x7EL, "DataPageHeaderV2", new Fields { // required: 1-6
+              def apply(id: Int, t: Int): Unit = id match {
+                case 1 => h.numValues = i32(t)
+                case 2 => h.numNulls = i32(t)
+                case 3 => h.numRows = i32(t)
+                case 4 => h.encoding = i32(t)
+                case 5 => h.definitionLength = i32(t)
+                case 6 => h.repetitionLength = i32(t)
+                case 7 => h.isCompressed = bool(t)
+                case _ => skip(t) // 8: statistics
+              }
+            })
+            h.hasDataV2Header = true
+          case _ => skip(t) // 4: crc, 6: index page header
+        }
+      })
+      h
+    }
 
     def fileMetaData(): FileMeta = {
       val m = new FileMeta

@@ -5,14 +5,14 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.util.control.NonFatal
 
-import org.apache.parquet.bytes.{ByteBufferInputStream, BytesUtils}
+import org.apache.parquet.bytes.BytesUtils
 import org.apache.parquet.column.ColumnDescriptor
-import org.apache.parquet.format.{Encoding => FormatEncoding, PageType, Util}
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.schema.{GroupType, MessageType, Type}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
 import io.deltalog.actions.{Action, Format, Metadata}
+import io.deltalog.log.ParquetFooterThrift.PageHeader
 
 /**
  * The `protocol` and `metaData` rows of a local Parquet checkpoint, decoded straight from their
@@ -130,26 +130,23 @@ private[log] object ProtocolAndMetadataColumns {
     var values = 0L
     var pos = start
     while (pos < end) {
-      val in = ByteBufferInputStream.wrap(bytes.duplicate().position(pos).limit(end).asInstanceOf[ByteBuffer].slice())
-      val header = Util.readPageHeader(in)
-      val bodyAt = pos + in.position().toInt
-      val size = header.getCompressed_page_size
+      val (header, headerLength) = ParquetFooterThrift.readPageHeader(bytes, pos, end)
+      val bodyAt = pos + headerLength
+      val size = header.compressedSize
       if (size < 0 || bodyAt.toLong + size > end) return None
       pos = bodyAt + size
-      header.getType match {
-        case PageType.DICTIONARY_PAGE =>
-          val h = header.getDictionary_page_header
-          if (h == null || dictionary != null || values > 0) return None
-          if (h.getEncoding != FormatEncoding.PLAIN && h.getEncoding != FormatEncoding.PLAIN_DICTIONARY) return None
-          val body = uncompress(bytes, bodyAt, size, header.getUncompressed_page_size, codec)
+      header.pageType match {
+        case PageHeader.DictionaryPage =>
+          if (!header.hasDictionaryHeader || dictionary != null || values > 0) return None
+          if (header.encoding != Plain && header.encoding != PlainDictionary) return None
+          val body = uncompress(bytes, bodyAt, size, header.uncompressedSize, codec)
           val reader = new PlainValues(body, 0, body.limit(), kind)
-          dictionary = Array.fill[AnyRef](h.getNum_values)(reader.next())
-        case PageType.DATA_PAGE =>
-          val h = header.getData_page_header
-          if (h == null) return None
-          if (maxRl > 0 && h.getRepetition_level_encoding != FormatEncoding.RLE) return None
-          if (h.getDefinition_level_encoding != FormatEncoding.RLE) return None
-          val body = uncompress(bytes, bodyAt, size, header.getUncompressed_page_size, codec)
+          dictionary = Array.fill[AnyRef](header.numValues)(reader.next())
+        case PageHeader.DataPage =>
+          if (!header.hasDataHeader) return None
+          if (maxRl > 0 && header.repetitionEncoding != Rle) return None
+          if (header.definitionEncoding != Rle) return None
+          val body = uncompress(bytes, bodyAt, size, header.uncompressedSize, codec)
           var p = 0
           def levels(max: Int): LevelCursor = {
             val len = body.getInt(p)
@@ -160,13 +157,13 @@ private[log] object ProtocolAndMetadataColumns {
           }
           val reps = if (maxRl > 0) levels(maxRl) else null
           val defs = levels(maxDl)
-          val vals = valuesOf(h.getEncoding, body, p, body.limit(), kind, dictionary)
+          val vals = valuesOf(header.encoding, body, p, body.limit(), kind, dictionary)
           if (vals == null) return None
-          val n = walk(h.getNum_values, reps, defs, vals, maxDl, row, out, slots)
+          val n = walk(header.numValues, reps, defs, vals, maxDl, row, out, slots)
           if (n == null) return None
           row = n._1; slots = n._2
-          values += h.getNum_values
-        case PageType.DATA_PAGE_V2 => return None // (checkpoint writers use V1 pages)
+          values += header.numValues
+        case PageHeader.DataPageV2 => return None // (checkpoint writers use V1 pages)
         case _ => // index pages
       }
     }
@@ -310,11 +307,16 @@ private[log] object ProtocolAndMetadataColumns {
     }
   }
 
-  private def valuesOf(encoding: FormatEncoding, buf: ByteBuffer, pos: Int, end: Int, kind: PrimitiveTypeName,
+  // Thrift `Encoding` ids
+  private final val Plain = 0
+  private final val PlainDictionary = 2
+  private final val Rle = 3
+  private final val RleDictionary = 8
+
+  private def valuesOf(encoding: Int, buf: ByteBuffer, pos: Int, end: Int, kind: PrimitiveTypeName,
       dictionary: Array[AnyRef]): ValueReader = encoding match {
-    case FormatEncoding.PLAIN => new PlainValues(buf, pos, end, kind)
-    case FormatEncoding.PLAIN_DICTIONARY | FormatEncoding.RLE_DICTIONARY if dictionary != null =>
-      new DictionaryValues(buf, pos, end, dictionary)
+    case Plain => new PlainValues(buf, pos, end, kind)
+    case PlainDictionary | RleDictionary if dictionary != null => new DictionaryValues(buf, pos, end, dictionary)
     case _ => null
   }
 

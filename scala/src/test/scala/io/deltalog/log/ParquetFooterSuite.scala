@@ -53,6 +53,81 @@ class ParquetFooterSuite {
     assertTrue(decoded > 100, s"decoded only $decoded of ${files.size} Parquet files")
   }
 
+  /**
+   * Every page header of every column chunk of the corpus's Parquet files (data files of every
+   * writer and log files; V1 and V2 pages, dictionary pages, every codec) reads as parquet-mr's
+   * Thrift reader reads it, and ends where parquet-mr's ends.
+   */
+  @Test def corpusPageHeadersReadAsParquetMrReadsThem(): Unit = {
+    val files = parquetFiles
+    assumeCorpus(files)
+    var pages = 0
+    val kinds = scala.collection.mutable.Set.empty[Int]
+    files.foreach { f =>
+      val footer = try Some(parquetMr(f)) catch { case _: Exception => None }
+      footer.foreach { meta =>
+        val buf = map(f)
+        meta.getBlocks.forEach { block =>
+          block.getColumns.forEach { c =>
+            var pos = c.getStartingPos
+            val end = c.getStartingPos + c.getTotalSize
+            while (pos < end) {
+              val in = org.apache.parquet.bytes.ByteBufferInputStream.wrap(buf.duplicate().position(pos.toInt).asInstanceOf[ByteBuffer].slice())
+              val theirs = org.apache.parquet.format.Util.readPageHeader(in)
+              val (ours, length) = ParquetFooterThrift.readPageHeader(buf, pos.toInt, end.toInt)
+              val at = s"$f ${c.getPath} @ $pos"
+              assertEquals(in.position(), length.toLong, at)
+              assertEquals(theirs.getType.getValue, ours.pageType, at)
+              assertEquals((theirs.getUncompressed_page_size, theirs.getCompressed_page_size),
+                (ours.uncompressedSize, ours.compressedSize), at)
+              assertEquals(theirs.isSetData_page_header, ours.hasDataHeader, at)
+              assertEquals(theirs.isSetDictionary_page_header, ours.hasDictionaryHeader, at)
+              assertEquals(theirs.isSetData_page_header_v2, ours.hasDataV2Header, at)
+              if (ours.hasDataHeader) {
+                val h = theirs.getData_page_header
+                assertEquals(Seq(h.getNum_values, h.getEncoding.getValue, h.getDefinition_level_encoding.getValue,
+                  h.getRepetition_level_encoding.getValue),
+                  Seq(ours.numValues, ours.encoding, ours.definitionEncoding, ours.repetitionEncoding), at)
+              }
+              if (ours.hasDictionaryHeader) {
+                val h = theirs.getDictionary_page_header
+                assertEquals((h.getNum_values, h.getEncoding.getValue), (ours.numValues, ours.encoding), at)
+              }
+              if (ours.hasDataV2Header) {
+                val h = theirs.getData_page_header_v2
+                assertEquals(Seq(h.getNum_values, h.getNum_nulls, h.getNum_rows, h.getEncoding.getValue,
+                  h.getDefinition_levels_byte_length, h.getRepetition_levels_byte_length),
+                  Seq(ours.numValues, ours.numNulls, ours.numRows, ours.encoding, ours.definitionLength, ours.repetitionLength), at)
+                assertEquals(!h.isSetIs_compressed || h.isIs_compressed, ours.isCompressed, at)
+              }
+              kinds += ours.pageType
+              pages += 1
+              pos += length + ours.compressedSize
+            }
+          }
+        }
+      }
+    }
+    println(s"[page headers] $pages page headers of ${files.size} Parquet files read as parquet-mr reads them")
+    assertTrue(pages > 1000, s"$pages pages")
+    // data pages V1 and V2 and dictionary pages are all in the corpus
+    assertEquals(Set(0, 2, 3), kinds.toSet.intersect(Set(0, 2, 3)))
+  }
+
+  @Test def truncatedOrDamagedPageHeadersAreIllegalState(): Unit = {
+    val f = parquetFiles.find(_.toString.endsWith(".checkpoint.parquet")).getOrElse(fail("no checkpoint in the corpus"))
+    val meta = parquetMr(f)
+    val c = meta.getBlocks.get(0).getColumns.get(0)
+    val buf = map(f)
+    val pos = c.getStartingPos.toInt
+    val (_, length) = ParquetFooterThrift.readPageHeader(buf, pos, pos + c.getTotalSize.toInt)
+    // the header cut short: reading it needs bytes past the end it is given
+    assertThrows(classOf[IllegalStateException], () => ParquetFooterThrift.readPageHeader(buf, pos, pos + length - 1))
+    // a header whose first field has the wrong Thrift type
+    val bad = ByteBuffer.wrap(Array[Byte](0x18, 0x02, 0x00))
+    assertThrows(classOf[IllegalStateException], () => ParquetFooterThrift.readPageHeader(bad, 0, 3))
+  }
+
   private def assumeCorpus(files: Seq[NioPath]): Unit =
     assertTrue(files.exists(_.toString.contains("_delta_log")), s"no conformance corpus under $corpus")
 
