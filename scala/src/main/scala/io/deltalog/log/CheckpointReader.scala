@@ -233,10 +233,7 @@ object CheckpointReader {
     if (footer == null) return None
     val fileSchema = footer.getFileMetaData.getSchema
     if (!pmFilterApplies(fileSchema)) return None
-    val requested =
-      try new CheckpointReadSupport(want).init(new InitContext(conf, java.util.Collections.emptyMap(), fileSchema))
-        .getRequestedSchema
-      catch { case NonFatal(_) => return None }
+    val requested = try requestedSchema(conf, want, fileSchema) catch { case NonFatal(_) => return None }
     ProtocolAndMetadataColumns.read(m.buffer, footer.getBlocks.asScala.toSeq, requested)
   }
 
@@ -250,6 +247,11 @@ object CheckpointReader {
     def materializer: RecordMaterializer[Action] = built._1
     def columnIO: MessageColumnIO = built._2
   }
+
+  /** `fileSchema` projected to the columns of `want` (those the file has). */
+  private def requestedSchema(conf: Configuration, want: CheckpointSchema.Fields, fileSchema: MessageType): MessageType =
+    new CheckpointReadSupport(want).init(new InitContext(conf, java.util.Collections.emptyMap(), fileSchema))
+      .getRequestedSchema
 
   /** Protocol / metaData rows of mapped checkpoints are decoded by deltalog (tests turn it off). */
   @volatile private[log] var DecodeProtocolAndMetadata: Boolean = true
@@ -297,9 +299,7 @@ object CheckpointReader {
     try {
       val fileSchema = reader.getFooter.getFileMetaData.getSchema
       val support = new CheckpointReadSupport(want)
-      val requested =
-        try support.init(new InitContext(conf, java.util.Collections.emptyMap(), fileSchema)).getRequestedSchema
-        catch { case NonFatal(e) => throw corrupt(path, e) }
+      val requested = try requestedSchema(conf, want, fileSchema) catch { case NonFatal(e) => throw corrupt(path, e) }
       if (requested.getFieldCount == 0) return
       // One reading plan per set of top-level columns actually present in a row group.
       val plans = scala.collection.mutable.HashMap.empty[Seq[String], Plan]
@@ -711,7 +711,7 @@ object CheckpointReader {
   }
 
   /** True when row-group statistics prove no row of the group has a protocol or a metaData. */
-  private def noProtocolOrMetadata(block: BlockMetaData): Boolean = {
+  private[log] def noProtocolOrMetadata(block: BlockMetaData): Boolean = {
     val rows = block.getRowCount
     def allNull(path: String): Boolean = block.getColumns.asScala.find(_.getPath.toDotString == path) match {
       case Some(c) =>

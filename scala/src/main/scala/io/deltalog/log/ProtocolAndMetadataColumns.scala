@@ -51,7 +51,7 @@ private[log] object ProtocolAndMetadataColumns {
       val it = blocks.iterator
       while (it.hasNext && !(protocol && metadata)) {
         val block = it.next()
-        if (block.getRowCount > 0 && mayHoldProtocolOrMetadata(block)) {
+        if (block.getRowCount > 0 && !CheckpointReader.noProtocolOrMetadata(block)) {
           val actions = rowGroup(mapped, block, requested) match {
             case Some(a) => a
             case None => return None
@@ -67,22 +67,6 @@ private[log] object ProtocolAndMetadataColumns {
       filesDecoded.incrementAndGet()
       Some(out.result())
     } catch { case NonFatal(_) => None }
-
-  /** False when the row group's statistics prove both probe leaves null in every row. */
-  private def mayHoldProtocolOrMetadata(block: BlockMetaData): Boolean = {
-    def allNull(path: String): Boolean = {
-      val it = block.getColumns.iterator()
-      while (it.hasNext) {
-        val c = it.next()
-        if (c.getPath.toDotString == path) {
-          val st: org.apache.parquet.column.statistics.Statistics[_] = c.getStatistics
-          return st != null && st.isNumNullsSet && st.getNumNulls == block.getRowCount
-        }
-      }
-      true
-    }
-    !(allNull("protocol.minReaderVersion") && allNull("metaData.id"))
-  }
 
   /** One non-null slot of a leaf: its row (in the row group), levels and value (null unless defined). */
   private final class Slot(val row: Long, val rep: Int, val dl: Int, val value: AnyRef)

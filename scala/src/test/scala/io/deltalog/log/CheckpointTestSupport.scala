@@ -23,6 +23,13 @@ object CheckpointTestSupport {
     log
   }
 
+  /** `f` with [[CheckpointReader.DecodeProtocolAndMetadata]] set to `decode` (restored after). */
+  def withProtocolAndMetadataDecoder[T](decode: Boolean)(f: => T): T = {
+    val before = CheckpointReader.DecodeProtocolAndMetadata
+    CheckpointReader.DecodeProtocolAndMetadata = decode
+    try f finally CheckpointReader.DecodeProtocolAndMetadata = before
+  }
+
   def hadoopPath(p: NioPath): Path = new Path(p.toUri)
 
   def status(p: Path): FileStatus = p.getFileSystem(conf).getFileStatus(p)

@@ -46,12 +46,11 @@ class LogFastPathSuite {
       // parquet-mr's page index (the way for files that are not local) and deltalog's decoder of
       // the two columns (local files) both give the full read's actions
       for (decode <- Seq(false, true)) {
-        val before = CheckpointReader.DecodeProtocolAndMetadata
-        CheckpointReader.DecodeProtocolAndMetadata = decode
         val cutBefore = RowTrimmedPages.pagesCut.get()
         val decodedBefore = ProtocolAndMetadataColumns.filesDecoded.get()
-        val fast = try CheckpointReader.readProtocolAndMetadata(conf, CheckpointInstance(5, res.files))
-          finally CheckpointReader.DecodeProtocolAndMetadata = before
+        val fast = withProtocolAndMetadataDecoder(decode) {
+          CheckpointReader.readProtocolAndMetadata(conf, CheckpointInstance(5, res.files))
+        }
         assertEquals(pmFullRead(files, 5), fast, s"$label decode=$decode")
         assertTrue(fast._1.isDefined && fast._2.isDefined, label)
         assertEquals(if (decode) 1L else 0L, ProtocolAndMetadataColumns.filesDecoded.get() - decodedBefore, s"$label decode=$decode")

@@ -29,11 +29,10 @@ class ProtocolAndMetadataColumnsSuite {
 
   /** (protocol, metadata) read with the decoder on or off, or the error's class and message. */
   private def readPm(cp: CheckpointInstance, decode: Boolean): Either[String, (Option[Protocol], Option[Metadata])] = {
-    val before = CheckpointReader.DecodeProtocolAndMetadata
-    CheckpointReader.DecodeProtocolAndMetadata = decode
-    try Right(CheckpointReader.readProtocolAndMetadata(conf, cp))
-    catch { case e: Exception => Left(s"${e.getClass.getName}: ${e.getMessage}") }
-    finally CheckpointReader.DecodeProtocolAndMetadata = before
+    withProtocolAndMetadataDecoder(decode) {
+      try Right(CheckpointReader.readProtocolAndMetadata(conf, cp))
+      catch { case e: Exception => Left(s"${e.getClass.getName}: ${e.getMessage}") }
+    }
   }
 
   private def single(p: NioPath, version: Long): CheckpointInstance = CheckpointInstance(version, Seq(status(hadoopPath(p))))
