@@ -48,6 +48,8 @@ def configure_spark_with_deltalog(builder: Any, jar_path: Optional[str] = None,
       (Java 13+), class-data sharing flags are appended (``deltalog._class_data``): the first
       driver writes an archive of the classes it loaded when it exits, later drivers start from
       it. ``class_sharing=False`` or ``DELTALOG_CLASS_SHARING=0`` leaves the driver's options alone.
+      The cache keeps at most 2 archives (``DELTALOG_CLASS_DATA_MAX_ARCHIVES``), the most recently
+      used; ``deltalog cache clear`` deletes them.
     """
     options = getattr(builder, "_options", {})
     jar = jar_path or bundled_jar_path()
