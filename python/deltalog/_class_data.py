@@ -212,10 +212,11 @@ def _first_sighting(seen: str) -> bool:
     return True
 
 
-def _used(archive: str) -> str:
-    """Marks ``archive`` as used now (its mtime is its last use: pruning keeps the recent ones)."""
+def _used(archive: str, now: float) -> str:
+    """Marks ``archive`` as used at ``now`` (its mtime is its last use: pruning keeps the recent
+    ones; ``now`` rather than the file system's clock, which may tick in milliseconds)."""
     try:
-        os.utime(archive)
+        os.utime(archive, (now, now))
     except OSError:
         pass
     return archive
@@ -328,7 +329,7 @@ def resolve(directory: str, key: str, now: Optional[float] = None,
     archive = os.path.join(directory, key + ".jsa")
     part = archive + ".part"
     if os.path.isfile(archive):
-        _used(archive)
+        _used(archive, now)
         _prune(directory, key, now, limit)  # (also bounds a directory filled by older versions)
         return {"use": archive}
     if os.path.exists(part):
@@ -345,7 +346,7 @@ def resolve(directory: str, key: str, now: Optional[float] = None,
                 pass  # another driver's configure renamed it first
             if not os.path.isfile(archive):
                 return {}
-            _used(archive)
+            _used(archive, now)
             _prune(directory, key, now, limit)  # a new archive: the least recently used others go
             return {"use": archive}
         pid = _noted_pid(part, b"reserved")
