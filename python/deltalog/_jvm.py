@@ -197,6 +197,7 @@ def _spark_class(cls: type) -> type:
         "__module__": cls.__module__,
         "__qualname__": cls.__qualname__,
         "__doc__": cls.__doc__,
+        "_deltalog_class": cls,
         "__str__": lambda self: Exception.__str__(self),
         "__reduce__": lambda self: (_rebuild_spark_error, (cls, self.args, self.__dict__)),
         "getCondition": lambda self: self.errorClass,

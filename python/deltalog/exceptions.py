@@ -109,6 +109,17 @@ class CorruptLogFileError(DeltalogError):
     """A log file exists but cannot be read."""
 
 
+def deltalog_class(err: BaseException) -> type:
+    """The ``deltalog.exceptions`` class of ``err``.
+
+    An error raised by the JVM engine is an instance of a subclass of its deltalog class that also
+    derives from a PySpark exception (same name, made by ``deltalog._jvm``), so ``type(err)`` is
+    not the deltalog class itself: compare with ``isinstance``, or with this function's answer when
+    the exact class matters.
+    """
+    return getattr(type(err), "_deltalog_class", type(err))
+
+
 # errorClass -> Python class, used to re-raise JVM errors with the same type.
 ERROR_CLASSES = {
     "DELTA_MALFORMED_LOG_LINE": ActionParseError,

@@ -114,6 +114,7 @@ def test_one_message_jvm_exceptions_raise_their_python_class(spark, jvm_class, p
         _raise(spark, _new(spark, jvm_class, "a message from the JVM"))
     _assert_typed(e.value, py_class, error_class, spark_base, "a message from the JVM")
     assert str(e.value.java_exception.getClass().getName()) == jvm_class
+    assert dx.deltalog_class(e.value) is py_class and type(e.value).__name__ == py_class.__name__
 
 
 def test_typed_error_found_along_the_cause_chain(spark):
