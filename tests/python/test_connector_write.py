@@ -358,6 +358,21 @@ def test_replace_where_on_data_columns_rewrites_touched_files(spark, table):
     assert sum(json.loads(a["stats"])["numRecords"] for a in of(actions, "add")) == 4
 
 
+def test_replace_where_rewrite_refused_on_row_tracking_tables(spark, table):
+    """Copying a file's other rows would give them new row ids: refused until rewrites preserve them;
+    a partition-only replaceWhere (whole files removed, nothing copied) still works."""
+    df = spark.range(0, 6, 1, 1).withColumn("p", (F.col("id") % 2).cast("int"))
+    df.write.format("deltalog").partitionBy("p").option("delta.enableRowTracking", "true").save(str(table))
+    with pytest.raises(Exception) as e:
+        spark.createDataFrame([(2, 0)], "id long, p int").write.format("deltalog").mode("overwrite") \
+            .option("replaceWhere", "id = 2").save(str(table))
+    assert "DELTA_REPLACE_WHERE_ROW_TRACKING" in error_text(e)
+    assert latest_version(table) == 0
+    spark.createDataFrame([(100, 0)], "id long, p int").write.format("deltalog").mode("overwrite") \
+        .option("replaceWhere", "p = 0").save(str(table))
+    assert [r["id"] for r in rows_rs(table, "id")] == [1, 3, 5, 100]
+
+
 def test_replace_where_with_change_data_feed_writes_cdc_files(spark, table):
     spark.createDataFrame([(i, i * 10) for i in range(6)], "id long, v long").coalesce(1) \
         .write.format("deltalog").option("delta.enableChangeDataFeed", "true").save(str(table))

@@ -275,6 +275,15 @@ def test_replace_table_keeps_history(spark, db):
     check(spark, t, [], 2)
     assert spark.table(t).columns == ["a"]
     assert sorted(r.id for r in spark.sql(f"SELECT id FROM {t} VERSION AS OF 0").collect()) == [0, 1, 2]
+    # TIMESTAMP AS OF: the latest commit at or before the time (here: the first one)
+    first = location(spark, t) / "_delta_log" / f"{0:020d}.json"
+    ts = __import__("datetime").datetime.fromtimestamp(first.stat().st_mtime, __import__("datetime").timezone.utc)
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    try:
+        got = spark.sql(f"SELECT id FROM {t} TIMESTAMP AS OF '{ts.strftime('%Y-%m-%d %H:%M:%S.%f')}'").collect()
+    finally:
+        spark.conf.unset("spark.sql.session.timeZone")
+    assert sorted(r.id for r in got) == [0, 1, 2]
 
 
 # ----------------------------------------------------------------------------- writeTo
@@ -282,8 +291,10 @@ def test_replace_table_keeps_history(spark, db):
 def test_write_to_v2_api(spark, db):
     t = name(db)
     df = spark.range(4).withColumn("p", (F.col("id") % 2).cast("int"))
-    df.writeTo(t).using("deltalog").partitionedBy(F.col("p")).create()
-    check(spark, t, [(i, i % 2) for i in range(4)], 0)
+    df.writeTo(t).using("deltalog").partitionedBy(F.col("p")).tableProperty("delta.enableChangeDataFeed", "true") \
+        .create()
+    path = check(spark, t, [(i, i % 2) for i in range(4)], 0)
+    assert metadata(path)["configuration"] == {"delta.enableChangeDataFeed": "true"}
     df.writeTo(t).append()
     check(spark, t, [(i, i % 2) for i in range(4)] * 2, 1)
     spark.range(10, 12).withColumn("p", F.lit(0)).writeTo(t).overwrite(F.col("p") == 0)
@@ -291,7 +302,7 @@ def test_write_to_v2_api(spark, db):
     spark.range(20, 21).withColumn("p", F.lit(1)).writeTo(t).overwritePartitions()
     check(spark, t, [(10, 0), (11, 0), (20, 1)], 3)
     spark.range(2).withColumn("p", F.lit(5)).writeTo(t).using("deltalog").replace()
-    path = check(spark, t, [(0, 5), (1, 5)], 4)
+    check(spark, t, [(0, 5), (1, 5)], 4)
     assert metadata(path)["partitionColumns"] == []
     spark.range(1).withColumn("p", F.lit(6)).writeTo(t).using("deltalog").createOrReplace()
     check(spark, t, [(0, 6)], 5)
@@ -398,3 +409,73 @@ def test_catalog_entry_outside_deltalog_catalog_is_refused(spark, db):
     path = location(spark, t)
     refused(lambda: spark.read.format("deltalog").option("deltalog.catalog", "x").load(str(path)).collect(),
             "DELTA_CONFIGURE_SPARK_SESSION_WITH_EXTENSION_AND_CATALOG")
+
+
+def test_path_table_write_apis(spark, tmp_path):
+    """The DataFrame APIs that take a table name work on ``deltalog.`/path` `` too."""
+    p = tmp_path / "pw"
+    spark.range(3).write.format("deltalog").save(str(p))
+    ident = f"deltalog.`{p}`"
+    spark.range(3, 5).write.insertInto(ident)
+    spark.range(5, 6).writeTo(ident).append()
+    assert rows_rs(p) == [(i,) for i in range(6)]
+    spark.range(10, 12).writeTo(ident).overwrite(F.col("id") >= 3)
+    assert rows_rs(p) == [(0,), (1,), (2,), (10,), (11,)]
+    spark.sql(f"TRUNCATE TABLE {ident}")
+    assert rows_rs(p) == []
+    assert versions(p) == [0, 1, 2, 3, 4]
+    assert_log_intact(p)
+    with pytest.raises(Exception):  # a path is not a catalog entry: nothing to drop, nothing deleted
+        spark.sql(f"DROP TABLE {ident}")
+    assert versions(p) == [0, 1, 2, 3, 4]
+    assert_log_intact(p)
+
+
+UNCONFIGURED = r'''
+import os, sys, json
+from pyspark.sql import SparkSession
+from deltalog.session import bundled_jar_path
+warehouse, table = sys.argv[1], sys.argv[2]
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.jars", bundled_jar_path()).config("spark.sql.warehouse.dir", warehouse)
+         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1").getOrCreate())
+out = {}
+for label, fn in [
+        ("saveAsTable", lambda: spark.range(3).write.format("deltalog").saveAsTable("t")),
+        ("ctas", lambda: spark.sql("CREATE TABLE t2 USING deltalog AS SELECT 1 AS id")),
+        ("insert_path", lambda: spark.sql(f"INSERT INTO deltalog.`{table}` VALUES (9)"))]:
+    try:
+        fn()
+        out[label] = "written"
+    except Exception as e:
+        out[label] = str(e).splitlines()[0][:300]
+# path reads and writes need neither the extension nor the catalog
+spark.range(3, 4).write.format("deltalog").mode("append").save(table)
+out["read"] = sorted(r.id for r in spark.read.format("deltalog").load(table).collect())
+print("RESULT " + json.dumps(out))
+'''
+
+
+def test_session_without_extension_and_catalog(tmp_path):
+    """A session with only the jar: statements that would need DeltalogCatalog are refused before
+    anything is written (no table folder, no catalog entry); path reads and writes still work."""
+    import subprocess
+    import sys
+    table = tmp_path / "tbl"
+    warehouse = tmp_path / "wh"
+    deltalake.write_deltalake(str(table), __import__("pyarrow").table({"id": [0, 1, 2]}))
+    before = fingerprint(table)
+    script = tmp_path / "unconfigured.py"
+    script.write_text(UNCONFIGURED)
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", DELTALOG_CLASS_SHARING="0")
+    proc = subprocess.run([sys.executable, str(script), str(warehouse), str(table)], capture_output=True,
+                          text=True, timeout=600, env=env)
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")]
+    assert line, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = json.loads(line[0][len("RESULT "):])
+    assert out["saveAsTable"] != "written" and out["ctas"] != "written" and out["insert_path"] != "written", out
+    assert not (warehouse / "t").exists() and not (warehouse / "t2").exists()
+    assert out["read"] == [0, 1, 2, 3]
+    assert versions(table) == [0, 1]
+    first = "_delta_log/00000000000000000000.json"
+    assert fingerprint(table)[first] == before[first]

@@ -82,6 +82,14 @@ private[commands] final class ReplaceWhere(
           "this writer does not rewrite such files yet. Use a predicate on partition columns only, or run " +
           "OPTIMIZE / purge the deletion vectors first.")
     }
+    // Rows copied into a new file would get new row ids: the protocol keeps a row's id across rewrites
+    // (materialized in the file), which this writer does not write yet.
+    if (touched.nonEmpty && io.deltalog.txn.RowTracking.assignsIds(txn.protocol, txn.metadata)) {
+      throw new InvalidWriteException("DELTA_REPLACE_WHERE_ROW_TRACKING", table,
+        s"Table $table: replaceWhere on data columns would rewrite ${touched.size} file(s) (e.g. ${touched.head.path}) " +
+          "and copy their other rows, which would change those rows' row ids (row tracking is on); this writer does " +
+          "not preserve row ids in rewritten files yet. Use a predicate on partition columns only.")
+    }
     val existing = readRows(touched, withFile = false)
     val kept = existing.filter(not(matches))
     if (!withChangeData) return (newRows.unionByName(kept), None, touched)
