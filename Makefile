@@ -41,7 +41,7 @@ demo: setup jar install
 
 test-scala: jar-tested
 
-test-python: setup
+test-python: setup peers
 	$(PY) -m pytest tests -q -p no:cacheprovider
 	$(PY) -m pytest integration -q -p no:cacheprovider
 
@@ -66,6 +66,7 @@ bench: setup jar install peers
 preload-list: setup jar install
 	$(PY) scripts/preload_list.py
 
-# Test-only peer jars for the benchmarks: delta-spark (Maven Central's newest build for Spark 4.2).
+# Test-only peer jars for the benchmarks and tests/python/test_row_tracking_interop.py: delta-spark
+# (Maven Central's newest build for Spark 4.2).
 peers:
 	$(MVN) -q dependency:get -Dartifact=io.delta:delta-spark_4.2_2.13:4.4.0 -Dtransitive=true

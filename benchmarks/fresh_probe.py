@@ -154,7 +154,8 @@ def main() -> None:
         return
     if a.table is None:
         ap.error("give the table")
-    base = {"DELTALOG_CLASS_SHARING": "1"}
+    # one class-data archive per deltalog row (jar / JVM options): with fewer kept they take turns recording
+    base = {"DELTALOG_CLASS_SHARING": "1", "DELTALOG_CLASS_DATA_MAX_ARCHIVES": str(max(2, 1 + len(a.variant)))}
     if a.jar:
         base["DELTALOG_BENCH_JAR"] = a.jar
     rows = [("delta-rs", {}), ("deltalog", base)] + [(f"deltalog {v}", dict(base, DELTALOG_BENCH_JOPTS=v))

@@ -26,6 +26,18 @@ finds different makes it ignore the archive (``-Xshare:auto``, logging of the ``
 the driver then starts as it would without it, never fails. Off with
 ``DELTALOG_CLASS_SHARING=0`` or ``configure_spark_with_deltalog(..., class_sharing=False)``;
 archives live in ``DELTALOG_CLASS_DATA_DIR`` (default ``~/.cache/deltalog/class-data``).
+
+The directory stays bounded (an archive is 130-190 MB): one archive per key, and at most
+``MAX_ARCHIVES`` (2, or ``DELTALOG_CLASS_DATA_MAX_ARCHIVES``) of them, the most recently used. Each
+configure that publishes or uses an archive, or reserves or notes a new key, prunes the directory:
+archives of other keys beyond the bound (least recently used first; a complete but unpublished
+``.jsa.part`` counts as an archive), unfinished ``.jsa.part`` files whose reserving process is gone
+and that nothing has written for ``ABANDONED_S``, and ``.seen`` notes of other keys older than a
+day. Only a driver that is recording adds to that, by the one archive it writes. Deleting an
+archive a running driver has mapped is safe on POSIX (the only systems this module adds flags on):
+the JVM keeps the pages of the unlinked file until it exits; a driver configured with an archive
+that is gone before its JVM starts just starts without it (``-Xshare:auto``). ``clear`` (the
+``deltalog cache clear`` command) deletes everything this module wrote there.
 """
 from __future__ import annotations
 
@@ -35,16 +47,17 @@ import os
 import re
 import shutil
 import time
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 SWITCH_ENV = "DELTALOG_CLASS_SHARING"
 DIR_ENV = "DELTALOG_CLASS_DATA_DIR"
+MAX_ARCHIVES_ENV = "DELTALOG_CLASS_DATA_MAX_ARCHIVES"
 ARCHIVE_MAGIC = bytes.fromhex("a8ab0bf0")  # 0xf00baba8 little-endian: HotSpot's dynamic archive
 QUIET = "-Xlog:cds*=off"
 SETTLE_S = 5.0       # a complete header this long untouched: the JVM has closed the file
 ABANDONED_S = 120.0  # a reservation whose process is gone and nothing written for this long
-KEEP_ARCHIVES = 3    # archives kept per directory (each ~130 MB), the most recently used ones
-KEEP_USED_S = 86400.0  # and any used within a day
+MAX_ARCHIVES = 2     # archives kept per directory (each 130-190 MB), the most recently used ones
+KEEP_NOTES_S = 86400.0  # a .seen note of another key untouched this long is dropped
 _OWN_FLAGS = ("-XX:SharedArchiveFile", "-XX:ArchiveClassesAtExit", "-Xshare", "-XX:+AutoCreateSharedArchive")
 
 
@@ -59,6 +72,16 @@ def archive_dir(environ: Mapping[str, str] = os.environ) -> str:
         return environ[DIR_ENV]
     cache = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(cache, "deltalog", "class-data")
+
+
+def max_archives(environ: Mapping[str, str] = os.environ) -> int:
+    """How many archives the directory keeps: ``DELTALOG_CLASS_DATA_MAX_ARCHIVES`` (an integer
+    >= 1), else ``MAX_ARCHIVES``."""
+    try:
+        n = int(environ.get(MAX_ARCHIVES_ENV, "").strip())
+    except ValueError:
+        return MAX_ARCHIVES
+    return n if n >= 1 else MAX_ARCHIVES
 
 
 def java_home(environ: Mapping[str, str] = os.environ) -> Optional[str]:
@@ -189,68 +212,126 @@ def _first_sighting(seen: str) -> bool:
     return True
 
 
-def _used(archive: str) -> str:
-    """Marks ``archive`` as used now (its mtime is its last use: pruning keeps the recent ones)."""
+def _used(archive: str, now: float) -> str:
+    """Marks ``archive`` as used at ``now`` (its mtime is its last use: pruning keeps the recent
+    ones; ``now`` rather than the file system's clock, which may tick in milliseconds)."""
     try:
-        os.utime(archive)
+        os.utime(archive, (now, now))
     except OSError:
         pass
     return archive
 
 
-def _prune_stale(directory: str, now: float, keep_key: str) -> None:
-    """Delete the notes and unfinished archives of other keys untouched for ``KEEP_USED_S``: a
-    ``.seen`` note (its key then needs two drivers again before it records) and a ``.jsa.part``
-    whose reserving process is gone (an archive being recorded is a few seconds old; one left by
-    a driver that was killed, or complete but never published because no driver of its key came
-    back, would otherwise stay on disk, ~130 MB each)."""
-    for pattern in ("*.seen", "*.jsa.part"):
-        for p in glob.glob(os.path.join(directory, pattern)):
-            if os.path.basename(p).startswith(keep_key + "."):
-                continue
-            try:
-                if now - os.stat(p).st_mtime < KEEP_USED_S:
-                    continue
-            except OSError:
-                continue
-            if p.endswith(".part"):
-                pid = _noted_pid(p, b"reserved")
-                if pid is not None and _pid_alive(pid):
-                    continue  # a long-running driver that will write its archive as it exits
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)  # a JVM that mapped an archive keeps its pages (POSIX); new drivers no longer see it
+    except OSError:
+        pass
 
 
-def _prune(directory: str, keep: str, now: float) -> None:
-    """Keep the ``KEEP_ARCHIVES`` most recently used archives (``keep`` among them) and any used
-    within ``KEEP_USED_S``."""
-    _prune_stale(directory, now, os.path.basename(keep)[:-len(".jsa")])
-    others = []
-    for p in glob.glob(os.path.join(directory, "*.jsa")):
-        if p != keep:
-            try:
-                others.append((os.stat(p).st_mtime, p))
-            except OSError:
-                pass
-    for used, p in sorted(others, reverse=True)[KEEP_ARCHIVES - 1:]:
-        if now - used < KEEP_USED_S:
+def _prune(directory: str, keep_key: str, now: float, limit: int = MAX_ARCHIVES) -> None:
+    """Bound the directory for a driver of ``keep_key`` (whose files are left alone): at most
+    ``limit`` archives in all, ``keep_key``'s (if any) and the most recently used of the others; a
+    complete ``.jsa.part`` of another key (recorded, never published) counts as one of them, an
+    unfinished one whose reserving process is gone and that nothing wrote for ``ABANDONED_S`` (its
+    driver was killed, or the write stopped half-way) is deleted, and so is a ``.seen`` note of
+    another key older than ``KEEP_NOTES_S`` (that key then needs two drivers again before it
+    records)."""
+    mine = keep_key + "."
+    candidates = []  # (last used, path) of the archives of other keys
+    own_archive = False
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        p = os.path.join(directory, name)
+        if name.startswith(mine):
+            own_archive = own_archive or name == keep_key + ".jsa"
             continue
         try:
-            os.unlink(p)  # a JVM that mapped it keeps its pages; new drivers no longer see it
+            age = now - os.stat(p).st_mtime
         except OSError:
-            pass
+            continue
+        if name.endswith(".jsa"):
+            candidates.append((now - age, p))
+        elif name.endswith(".jsa.part"):
+            if _complete(p):
+                if age >= SETTLE_S:
+                    candidates.append((now - age, p))
+                continue
+            pid = _noted_pid(p, b"reserved")
+            if pid is not None and _pid_alive(pid):
+                continue  # a long-running driver that will write its archive as it exits
+            if age >= ABANDONED_S:
+                _unlink(p)
+        elif name.endswith(".seen") or re.search(r"\.seen\.\d+\.tmp$", name):
+            if age >= KEEP_NOTES_S:
+                _unlink(p)
+    room = max(limit - (1 if own_archive else 0), 0)
+    for _, p in sorted(candidates, reverse=True)[room:]:
+        _unlink(p)
 
 
-def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, Optional[str]]:
+def _ours(name: str) -> bool:
+    """A file this module writes: an archive, an archive being recorded, a note, a note's temp file."""
+    return (name.endswith(".jsa") or name.endswith(".jsa.part") or name.endswith(".seen")
+            or bool(re.search(r"\.seen\.\d+\.tmp$", name)))
+
+
+def cache_files(directory: str) -> List[Dict[str, object]]:
+    """The files of the class-data directory, most recently used first: ``{"path", "kind"
+    ("archive", "recording" (a ``.jsa.part``: reserved, being written or not yet published) or
+    "note"), "bytes", "mtime"}``; empty when the directory is missing."""
+    out: List[Dict[str, object]] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return out
+    for name in names:
+        if not _ours(name):
+            continue
+        p = os.path.join(directory, name)
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        kind = "archive" if name.endswith(".jsa") else "recording" if name.endswith(".jsa.part") else "note"
+        out.append({"path": p, "kind": kind, "bytes": st.st_size, "mtime": st.st_mtime})
+    out.sort(key=lambda e: (e["kind"] != "archive", -float(e["mtime"])))  # type: ignore[arg-type]
+    return out
+
+
+def clear(directory: str) -> Tuple[int, int]:
+    """Delete every file this module wrote in ``directory`` (archives, recordings, notes; other
+    files and the directory itself stay); returns (files deleted, bytes freed). Safe while drivers
+    run on POSIX: one that mapped an archive keeps it until it exits; one that is recording writes
+    its archive when it exits, and the next configure of its key publishes it."""
+    files = bytes_freed = 0
+    for entry in cache_files(directory):
+        try:
+            os.unlink(str(entry["path"]))
+        except OSError:
+            continue
+        files += 1
+        bytes_freed += int(entry["bytes"])  # type: ignore[call-overload]
+    return files, bytes_freed
+
+
+def resolve(directory: str, key: str, now: Optional[float] = None,
+            limit: Optional[int] = None) -> Dict[str, Optional[str]]:
     """What this driver does with the archive of ``key``: ``{"use": path}``, ``{"create": path}``
-    or ``{}`` (neither: another driver holds the reservation or is writing the archive)."""
+    or ``{}`` (neither: another driver holds the reservation or is writing the archive). Prunes
+    the directory to ``limit`` archives (default: ``max_archives()``) whenever it uses, publishes,
+    reserves or first notes ``key``'s archive."""
     now = time.time() if now is None else now
+    limit = max_archives() if limit is None else limit
     archive = os.path.join(directory, key + ".jsa")
     part = archive + ".part"
     if os.path.isfile(archive):
-        return {"use": _used(archive)}
+        _used(archive, now)
+        _prune(directory, key, now, limit)  # (also bounds a directory filled by older versions)
+        return {"use": archive}
     if os.path.exists(part):
         try:
             age = now - os.stat(part).st_mtime
@@ -265,8 +346,9 @@ def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, 
                 pass  # another driver's configure renamed it first
             if not os.path.isfile(archive):
                 return {}
-            _prune(directory, archive, now)
-            return {"use": _used(archive)}
+            _used(archive, now)
+            _prune(directory, key, now, limit)  # a new archive: the least recently used others go
+            return {"use": archive}
         pid = _noted_pid(part, b"reserved")
         if pid == os.getpid():
             return {"create": part}  # reserved by an earlier configure of this process, no JVM yet
@@ -278,7 +360,7 @@ def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, 
             return {}
     os.makedirs(directory, exist_ok=True)
     if _first_sighting(os.path.join(directory, key + ".seen")):
-        _prune_stale(directory, now, key)  # a new class path: older ones may be gone for good
+        _prune(directory, key, now, limit)  # a new class path: older ones may be gone for good
         return {}
     try:
         fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -286,6 +368,7 @@ def resolve(directory: str, key: str, now: Optional[float] = None) -> Dict[str, 
         return {}
     with os.fdopen(fd, "wb") as f:
         f.write(_note(b"reserved"))
+    _prune(directory, key, now, limit)
     return {"create": part}
 
 
@@ -315,7 +398,8 @@ def driver_java_options(options: Mapping[str, str], requested: Optional[bool] = 
     if home is None or version is None or version < 13 or not has_base_archive(home):
         return []
     try:
-        plan = resolve(archive_dir(environ), class_path_key(home, spark_home, options, environ, release, extra_jars))
+        plan = resolve(archive_dir(environ), class_path_key(home, spark_home, options, environ, release, extra_jars),
+                       limit=max_archives(environ))
     except OSError:
         return []  # read-only or full cache directory: start without an archive
     if plan.get("use"):

@@ -8,6 +8,8 @@
     deltalog protocol PATH --add-feature clustering
     deltalog protocol PATH --drop-feature checkConstraints
     deltalog protocol PATH --json               # the same as one JSON object
+    deltalog cache info                         # the driver class-data cache: directory, archives, size
+    deltalog cache clear                        # delete its archives and notes
 
 Exit status: 0 on success, 1 when the table cannot be read or the change would be refused
 (the message names the error class and what to do), 2 for usage errors.
@@ -41,7 +43,51 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clients", metavar="IDS", help="comma-separated client ids (default: all)")
     p.add_argument("--all-versions", action="store_true", help="list every known version of each client")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    c = sub.add_parser("cache", help="show or clear the driver's class-data cache",
+                       description="The class-data archives configure_spark_with_deltalog records for the Spark "
+                                   "driver JVM (DELTALOG_CLASS_DATA_DIR, default ~/.cache/deltalog/class-data).")
+    c_sub = c.add_subparsers(dest="cache_command", metavar="ACTION")
+    c_sub.required = True
+    info = c_sub.add_parser("info", help="print the directory, its archives and their total size")
+    info.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    c_sub.add_parser("clear", help="delete the archives, recordings and notes (drivers then record a new archive)")
     return parser
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n} bytes"
+
+
+def _cache_command(args: argparse.Namespace, out: TextIO) -> int:
+    import os
+    import time
+    from deltalog import _class_data as cd
+
+    directory = cd.archive_dir()
+    if args.cache_command == "clear":
+        files, freed = cd.clear(directory)
+        out.write(f"Removed {files} file(s), {_size(freed)}, from {directory}\n")
+        return 0
+    entries = cd.cache_files(directory)
+    total = sum(int(e["bytes"]) for e in entries)  # type: ignore[call-overload]
+    limit = cd.max_archives()
+    if args.json:
+        doc = {"directory": directory, "maxArchives": limit, "totalBytes": total,
+               "enabled": cd.enabled(None),
+               "files": [{"name": os.path.basename(str(e["path"])), "kind": e["kind"], "bytes": e["bytes"],
+                          "lastUsed": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(float(e["mtime"])))}  # type: ignore[arg-type]
+                         for e in entries]}
+        out.write(json.dumps(doc, indent=1) + "\n")
+        return 0
+    out.write(f"Class-data cache: {directory}" + ("" if os.path.isdir(directory) else " (missing)") + "\n")
+    out.write(f"Keeps at most {limit} archive(s) ({cd.MAX_ARCHIVES_ENV}); sharing "
+              + ("on" if cd.enabled(None) else f"off ({cd.SWITCH_ENV})") + "\n")
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(e["mtime"])))  # type: ignore[arg-type]
+        out.write(f"  {e['kind']:<9}  {_size(int(e['bytes'])):>12}  {when}  {os.path.basename(str(e['path']))}\n")  # type: ignore[call-overload]
+    n = sum(1 for e in entries if e["kind"] == "archive")
+    out.write(f"Total: {_size(total)} in {len(entries)} file(s), {n} archive(s)\n")
+    return 0
 
 
 def _protocol_command(args: argparse.Namespace, out: TextIO) -> int:
@@ -93,6 +139,8 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     try:
         if args.command == "protocol":
             return _protocol_command(args, out)
+        if args.command == "cache":
+            return _cache_command(args, out)
     except DeltalogError as e:
         err.write(f"deltalog: error: {e}\n")
         return 1

@@ -3,6 +3,12 @@
 Every error carries ``errorClass``: a stable, language-neutral identifier. The JVM engine
 (``io.deltalog.exceptions``) raises the same class for the same situation; the shared test
 vectors under ``tests/vectors/`` compare these identifiers across the two languages.
+
+Errors raised by the JVM engine (``DeltaTable``, transactions, and ``spark.read`` /
+``spark.write`` / ``spark.sql`` on deltalog tables) arrive as these classes too, and are then
+*also* instances of a PySpark exception (``pyspark.errors.AnalysisException`` for most, see
+``_spark_base``), so both ``except DeltalogError`` and ``except AnalysisException`` catch them;
+``deltalog._jvm`` does the translation. This module itself does not import pyspark.
 """
 from __future__ import annotations
 
@@ -13,6 +19,9 @@ class DeltalogError(Exception):
     """Base of every error a user can cause."""
 
     errorClass: str = "DELTALOG_ERROR"
+    #: The ``pyspark.errors`` class an error of this class also derives from when it comes from the
+    #: JVM (``deltalog._jvm.translate_jvm_error``).
+    _spark_base: str = "AnalysisException"
 
     def __init__(self, errorClass: str, message: str) -> None:
         self.errorClass = errorClass
@@ -73,6 +82,8 @@ class UnsupportedTableFeatureError(DeltalogError):
 class DeltalogAssertionError(DeltalogError, AssertionError):
     """The seed's assertions, e.g. protocol properties left in the table configuration."""
 
+    _spark_base = "PySparkException"
+
 
 class TableNotFoundError(DeltalogError):
     """The path holds no Delta table."""
@@ -96,6 +107,17 @@ class StateRecoverError(DeltalogError):
 
 class CorruptLogFileError(DeltalogError):
     """A log file exists but cannot be read."""
+
+
+def deltalog_class(err: BaseException) -> type:
+    """The ``deltalog.exceptions`` class of ``err``.
+
+    An error raised by the JVM engine is an instance of a subclass of its deltalog class that also
+    derives from a PySpark exception (same name, made by ``deltalog._jvm``), so ``type(err)`` is
+    not the deltalog class itself: compare with ``isinstance``, or with this function's answer when
+    the exact class matters.
+    """
+    return getattr(type(err), "_deltalog_class", type(err))
 
 
 # errorClass -> Python class, used to re-raise JVM errors with the same type.
@@ -125,6 +147,7 @@ class DeltaConcurrentModificationException(DeltalogError):
     """
 
     errorClass = "DELTA_CONCURRENT_MODIFICATION"
+    _spark_base = "PySparkException"
     #: Table path, the winning commit's version (-1 when unknown), and where known the partition
     #: and file the conflict is about (set when raised by the engine).
     table: Optional[str] = None
@@ -189,6 +212,51 @@ class InvalidPartitionValueError(DeltalogError, ValueError):
 class PostCommitHookFailedError(DeltalogError):
     """The commit succeeded but a post-commit hook (e.g. the symlink manifest) failed."""
 
+    _spark_base = "PySparkException"
+
+
+class DeletionVectorLoadError(DeltalogError):
+    """A deletion vector of a data file cannot be loaded (missing file, bad size or checksum)."""
+
+
+# =============================================================================================
+# The Spark connector (``format("deltalog")``: io.deltalog.commands, io.deltalog.spark.*).
+
+
+class SchemaMismatchError(DeltalogError):
+    """The written data's schema does not match the table's (``mergeSchema`` / ``overwriteSchema``)."""
+
+
+class InvalidWriteOptionError(DeltalogError, ValueError):
+    """A writer option has a value that cannot be used."""
+
+
+class InvalidWriteError(DeltalogError):
+    """A write the table or the options do not allow (save mode, ``replaceWhere``, ...)."""
+
+
+class ConstraintViolationError(DeltalogError):
+    """A written row breaks a rule of the table (NOT NULL, invariant, CHECK constraint, generated or
+    identity column, ``replaceWhere``). Raised while Spark tasks write; nothing was committed."""
+
+    _spark_base = "SparkRuntimeException"
+
+
+class InvalidReadOptionError(DeltalogError, ValueError):
+    """Read options that contradict each other or cannot be parsed (time travel, CDF ranges, path)."""
+
+
+class InvalidSchemaError(DeltalogError):
+    """A table's schema in the log cannot be turned into a Spark schema."""
+
+
+class ColumnMappingError(DeltalogError):
+    """The table names an unknown column-mapping mode, or a field lacks its mapping metadata."""
+
+
+class UnsupportedTypeChangeError(DeltalogError):
+    """A column's recorded type change cannot be applied when reading older data files."""
+
 
 ERROR_CLASSES.update({
     "DELTA_CONCURRENT_WRITE": ConcurrentWriteException,
@@ -211,11 +279,26 @@ ERROR_CLASSES.update({
     "DELTA_PREDICATE_TYPE_MISMATCH": InvalidPredicateError,
     "DELTA_INVALID_PARTITION_VALUE": InvalidPartitionValueError,
     "DELTA_POST_COMMIT_HOOK_FAILED": PostCommitHookFailedError,
+    "DELTA_DELETION_VECTOR_INVALID": DeletionVectorLoadError,
+    "DELTA_SCHEMA_MISMATCH": SchemaMismatchError,
+    "DELTA_INVALID_WRITE_OPTION": InvalidWriteOptionError,
+    "DELTA_INVALID_READ_OPTION": InvalidReadOptionError,
+    "DELTA_INVALID_COLUMN_MAPPING": ColumnMappingError,
+    "DELTA_UNSUPPORTED_TYPE_CHANGE_FOR_READ": UnsupportedTypeChangeError,
 })
 
 # JVM exception class -> Python class, for error classes not listed above (so that a new conflict
 # error class of the engine is still caught by ``except DeltaConcurrentModificationException``).
+# Most specific JVM class first. Also maps the classes whose error class is a parameter (a write
+# refusal, a constraint, a table property...) and the one-message constructors' DELTALOG_ERROR.
 JVM_CLASS_FALLBACKS = (
+    ("io.deltalog.commands.ConstraintViolationException", ConstraintViolationError),
+    ("io.deltalog.commands.InvalidWriteException", InvalidWriteError),
+    ("io.deltalog.spark.schema.InvalidSchemaException", InvalidSchemaError),
+    ("io.deltalog.exceptions.TableFeatureException", TableFeatureError),
+    ("io.deltalog.exceptions.InvalidTablePropertyException", InvalidTablePropertyError),
+    ("io.deltalog.exceptions.InvalidProtocolVersionException", InvalidProtocolVersionError),
+    ("io.deltalog.expressions.PredicateEvaluationException", InvalidPredicateError),
     ("io.deltalog.exceptions.ConcurrentWriteException", ConcurrentWriteException),
     ("io.deltalog.exceptions.DeltaConcurrentModificationException", DeltaConcurrentModificationException),
     ("io.deltalog.exceptions.InvalidCommitException", InvalidCommitError),

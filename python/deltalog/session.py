@@ -12,6 +12,7 @@ import warnings
 from typing import Any, Optional
 
 from deltalog import _class_data
+from deltalog._jvm import install_error_translation
 
 EXTENSION_CLASS = "io.deltalog.spark.DeltalogSparkSessionExtension"
 CATALOG_CLASS = "io.deltalog.spark.DeltalogCatalog"
@@ -48,7 +49,14 @@ def configure_spark_with_deltalog(builder: Any, jar_path: Optional[str] = None,
       (Java 13+), class-data sharing flags are appended (``deltalog._class_data``): the first
       driver writes an archive of the classes it loaded when it exits, later drivers start from
       it. ``class_sharing=False`` or ``DELTALOG_CLASS_SHARING=0`` leaves the driver's options alone.
+      The cache keeps at most 2 archives (``DELTALOG_CLASS_DATA_MAX_ARCHIVES``), the most recently
+      used; ``deltalog cache clear`` deletes them.
+
+    It also installs deltalog's error translation into py4j (``deltalog._jvm``): errors of the
+    engine raised by any Spark call arrive as typed ``deltalog.exceptions`` errors that are also
+    PySpark exceptions (README, "Errors").
     """
+    install_error_translation()
     options = getattr(builder, "_options", {})
     jar = jar_path or bundled_jar_path()
     flags = _class_data.driver_java_options(options, class_sharing, extra_jars=[jar])

@@ -163,6 +163,9 @@ def test_planned_property_change_is_what_the_engine_commits(spark, tmp_path, nam
     committed = dict(dt.metadata().configuration)
     if any("inCommitTimestampEnablement" in n for n in plan.notes):  # values only known at commit time
         committed = {k: v for k, v in committed.items() if not k.startswith("delta.inCommitTimestampEnablement")}
+    if any("materializedRowIdColumnName" in n for n in plan.notes):  # names generated at commit time
+        names = {k: committed.pop(k) for k in list(committed) if k.startswith("delta.rowTracking.materialized")}
+        assert names and all(v.startswith(("_row-id-col-", "_row-commit-version-col-")) for v in names.values())
     assert committed == plan.configurationAfter
     # the CLI's reader sees the committed state too
     assert read_protocol_and_metadata(path).protocol == plan.after

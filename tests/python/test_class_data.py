@@ -114,41 +114,158 @@ def test_a_complete_archive_is_published_once_settled_then_used(tmp_path):
     assert cd.resolve(str(tmp_path), "k") == {"use": archive}
 
 
-def test_publishing_keeps_the_most_recently_used_archives(tmp_path):
-    day = cd.KEEP_USED_S
+def test_publishing_keeps_the_new_archive_and_the_most_recently_used_other(tmp_path):
+    day = cd.KEEP_NOTES_S
     for name, unused_for in [("a", 5 * day), ("b", 4 * day), ("c", 3 * day), ("d", 2 * day), ("e", 60)]:
         p = tmp_path / f"{name}.jsa"
         p.write_bytes(_archive_bytes())
         _age(p, unused_for)
-    assert cd.resolve(str(tmp_path), "a") == {"use": str(tmp_path / "a.jsa")}  # used now: a is the newest
+    # using a (a directory filled by an older version) already brings it down to the bound
+    assert cd.resolve(str(tmp_path), "a", limit=2) == {"use": str(tmp_path / "a.jsa")}
+    assert sorted(p.name for p in tmp_path.glob("*.jsa")) == ["a.jsa", "e.jsa"]
     part = tmp_path / "new.jsa.part"
     part.write_bytes(_archive_bytes())
     _age(part, cd.SETTLE_S + 1)
-    assert cd.resolve(str(tmp_path), "new")["use"].endswith("new.jsa")
-    # kept: new, the two most recently used (a, e), and e anyway (used within a day); b, c, d go
-    assert sorted(p.name for p in tmp_path.glob("*.jsa")) == ["a.jsa", "e.jsa", "new.jsa"]
+    assert cd.resolve(str(tmp_path), "new", limit=2)["use"].endswith("new.jsa")
+    # kept: new and the most recently used other (a, used just now); e goes, however recent
+    assert sorted(p.name for p in tmp_path.glob("*.jsa")) == ["a.jsa", "new.jsa"]
 
 
 def test_a_new_key_clears_old_notes_and_unfinished_archives_of_other_keys(tmp_path):
-    day = cd.KEEP_USED_S
+    day = cd.KEEP_NOTES_S
     old_seen, new_seen = tmp_path / "old.seen", tmp_path / "recent.seen"
     killed, complete = tmp_path / "killed.jsa.part", tmp_path / "complete.jsa.part"
     running, recent = tmp_path / "running.jsa.part", tmp_path / "recent.jsa.part"
-    archive = tmp_path / "kept.jsa"
+    dead = tmp_path / "dead.jsa.part"
+    archive, older = tmp_path / "kept.jsa", tmp_path / "older.jsa"
     old_seen.write_bytes(b"deltalog-seen pid %d\n" % _dead_pid())
     new_seen.write_bytes(b"deltalog-seen pid %d\n" % _dead_pid())
-    killed.write_bytes(b"\0" * 10_000)
-    complete.write_bytes(_archive_bytes())
+    killed.write_bytes(b"\0" * 10_000)  # the JVM was killed half-way through the write
+    complete.write_bytes(_archive_bytes())  # recorded, never published: counts as an archive
     running.write_bytes(b"deltalog-reserved pid %d\n" % os.getpid())  # a live driver's reservation
     recent.write_bytes(b"deltalog-reserved pid %d\n" % _dead_pid())
+    dead.write_bytes(b"deltalog-reserved pid %d\n" % _dead_pid())
     archive.write_bytes(_archive_bytes())
-    for p in (old_seen, killed, complete, running, archive):
+    older.write_bytes(_archive_bytes())
+    for p in (old_seen, running, archive):
         _age(p, 2 * day)
+    for p in (killed, dead):
+        _age(p, cd.ABANDONED_S + 1)
+    _age(complete, 3 * day)
+    _age(older, 4 * day)
     for p in (new_seen, recent):
-        _age(p, day / 2)
-    assert cd.resolve(str(tmp_path), "new") == {}  # first sighting of a new key
+        _age(p, cd.ABANDONED_S / 2)  # its JVM may still be writing
+    assert cd.resolve(str(tmp_path), "new", limit=2) == {}  # first sighting of a new key
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == ["kept.jsa", "new.seen", "recent.jsa.part", "recent.seen", "running.jsa.part"]
+    assert left == ["complete.jsa.part", "kept.jsa", "new.seen", "recent.jsa.part", "recent.seen",
+                    "running.jsa.part"]
+
+
+def _record(directory, key: str, size: int, limit=None, environ=None) -> str:
+    """One recording of ``key`` through ``resolve``, as drivers do it: an earlier (gone) process
+    noted the key, this configure reserves it, the JVM writes ``size`` bytes as it exits, the next
+    configure publishes it. Returns the archive's path."""
+    _seen_elsewhere(directory, key)
+    kw = {} if limit is None else {"limit": limit}
+    plan = cd.resolve(str(directory), key, **kw)
+    assert plan == {"create": os.path.join(str(directory), key + ".jsa.part")}
+    with open(plan["create"], "wb") as f:  # the JVM replaces the reservation note by the archive
+        f.write(cd.ARCHIVE_MAGIC)
+        f.truncate(size)
+    _age(plan["create"], cd.SETTLE_S + 1)
+    plan = cd.resolve(str(directory), key, **kw)
+    assert plan == {"use": os.path.join(str(directory), key + ".jsa")}
+    return plan["use"]
+
+
+def _archives(directory):
+    return {p.name: p.stat().st_size for p in directory.iterdir() if p.name.endswith((".jsa", ".jsa.part"))}
+
+
+def test_the_cache_stays_under_its_bound_after_several_recordings(tmp_path, monkeypatch):
+    """The issue's directory (four archives of 165-188 MB and a stale 118 MB .jsa.part, as sparse
+    files here) and then five recordings of new keys: after each, at most MAX_ARCHIVES archives,
+    the newest ones, and no more bytes than MAX_ARCHIVES of the largest."""
+    monkeypatch.delenv(cd.MAX_ARCHIVES_ENV, raising=False)
+    assert cd.MAX_ARCHIVES == 2 and cd.max_archives() == 2
+    mb = 1_000_000
+    for i, size in enumerate((165 * mb, 170 * mb, 181 * mb, 188 * mb)):
+        p = tmp_path / f"old{i}.jsa"
+        with open(p, "wb") as f:
+            f.write(cd.ARCHIVE_MAGIC)
+            f.truncate(size)
+        _age(p, 3600 * (10 - i))
+    stale = tmp_path / "stale.jsa.part"  # a killed JVM's unfinished archive (no header yet)
+    with open(stale, "wb") as f:
+        f.truncate(118 * mb)
+    _age(stale, 3600)
+    assert sum(_archives(tmp_path).values()) == 822 * mb
+    sizes = [150 * mb, 175 * mb, 160 * mb, 190 * mb, 140 * mb]
+    recorded = []
+    for n, size in enumerate(sizes):
+        recorded.append(os.path.basename(_record(tmp_path, f"key{n}", size)))
+        left = _archives(tmp_path)
+        assert len(left) <= 2, left
+        assert sum(left.values()) <= 2 * 190 * mb, left
+        assert recorded[-1] in left
+        if n >= 1:
+            assert set(left) == set(recorded[-2:]), "the two most recent recordings survive"
+        else:
+            assert set(left) == {"key0.jsa", "old3.jsa"}, "the new one and the most recently used old one"
+    assert _archives(tmp_path) == {"key3.jsa": 190 * mb, "key4.jsa": 140 * mb}
+    # using an older key's archive again makes it the most recently used: a recording keeps it
+    assert cd.resolve(str(tmp_path), "key3") == {"use": str(tmp_path / "key3.jsa")}
+    _record(tmp_path, "key5", 100 * mb)
+    assert set(_archives(tmp_path)) == {"key3.jsa", "key5.jsa"}
+
+
+def test_the_bound_can_be_set_and_holds_through_driver_options(launchable, tmp_path):
+    """Drivers of three deltalog jars in turn (three keys), through ``driver_java_options``, with
+    DELTALOG_CLASS_DATA_MAX_ARCHIVES=1 and then 3."""
+    cache = tmp_path / "cache"
+    jars = []
+    for v in ("0.1.0", "0.1.1", "0.1.2"):
+        jar = tmp_path / f"deltalog-spark_2.13-{v}.jar"
+        jar.write_bytes(v.encode())
+        jars.append(str(jar))
+
+    def record(env, jar) -> str:
+        _seen_elsewhere(cache, _key(env, jars=[jar]))
+        flags = cd.driver_java_options({}, None, env, extra_jars=[jar])
+        assert flags[0].startswith("-XX:ArchiveClassesAtExit="), flags
+        part = flags[0].split("=", 1)[1]
+        with open(part, "wb") as f:
+            f.write(_archive_bytes())
+        _age(part, cd.SETTLE_S + 1)
+        flags = cd.driver_java_options({}, None, env, extra_jars=[jar])
+        assert flags == [f"-XX:SharedArchiveFile={part[:-5]}", cd.QUIET]
+        return os.path.basename(part[:-5])
+
+    one = dict(launchable, **{cd.MAX_ARCHIVES_ENV: "1"})
+    names = [record(one, jar) for jar in jars]
+    assert set(_archives(cache)) == {names[-1]}
+    three = dict(launchable, **{cd.MAX_ARCHIVES_ENV: "3"})
+    for jar in jars[:2]:
+        record(three, jar)
+    assert set(_archives(cache)) == set(names)
+    for bad in ("0", "-1", "many", ""):
+        assert cd.max_archives({cd.MAX_ARCHIVES_ENV: bad}) == cd.MAX_ARCHIVES
+    assert cd.max_archives({}) == cd.MAX_ARCHIVES
+
+
+def test_clear_deletes_what_the_module_wrote_and_nothing_else(tmp_path):
+    _record(tmp_path, "a", 10_000)
+    _seen_elsewhere(tmp_path, "b")
+    assert cd.resolve(str(tmp_path), "b") == {"create": str(tmp_path / "b.jsa.part")}
+    (tmp_path / "c.seen.123.tmp").write_bytes(b"x")
+    (tmp_path / "README.txt").write_text("not ours")
+    kinds = sorted((os.path.basename(e["path"]), e["kind"]) for e in cd.cache_files(str(tmp_path)))
+    assert kinds == [("a.jsa", "archive"), ("a.seen", "note"), ("b.jsa.part", "recording"), ("b.seen", "note"),
+                     ("c.seen.123.tmp", "note")]
+    expected = sum(p.stat().st_size for p in tmp_path.iterdir() if p.name != "README.txt")
+    assert cd.clear(str(tmp_path)) == (5, expected)
+    assert [p.name for p in tmp_path.iterdir()] == ["README.txt"]
+    assert cd.clear(str(tmp_path / "missing")) == (0, 0)
 
 
 def test_key_follows_the_class_path_and_the_driver_options(tmp_path):

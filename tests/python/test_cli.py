@@ -122,3 +122,56 @@ def test_readme_example_is_real_output(monkeypatch):
     code, out, _ = run(*argv)
     assert code == 0
     assert out == expected
+
+
+def _class_data_dir(tmp_path, monkeypatch):
+    """A class-data cache with two archives, a recording and a note, and a file that is not ours."""
+    cache = tmp_path / "class-data"
+    cache.mkdir()
+    for name, size in (("k1.jsa", 3_000_000), ("k2.jsa", 2_000_000), ("k3.jsa.part", 1_000_000), ("k3.seen", 25)):
+        with open(cache / name, "wb") as f:
+            f.truncate(size)
+    (cache / "notes.txt").write_text("mine")
+    monkeypatch.setenv("DELTALOG_CLASS_DATA_DIR", str(cache))
+    monkeypatch.delenv("DELTALOG_CLASS_DATA_MAX_ARCHIVES", raising=False)
+    return cache
+
+
+def test_cache_info_lists_the_directory_archives_and_total(tmp_path, monkeypatch):
+    cache = _class_data_dir(tmp_path, monkeypatch)
+    code, out, _ = run("cache", "info")
+    assert code == 0
+    assert f"Class-data cache: {cache}\n" in out and "Keeps at most 2 archive(s)" in out
+    assert "k1.jsa" in out and "k2.jsa" in out and "k3.jsa.part" in out and "notes.txt" not in out
+    assert out.rstrip().endswith("Total: 6.0 MB in 4 file(s), 2 archive(s)")
+    code, out, _ = run("cache", "info", "--json")
+    doc = json.loads(out)
+    assert doc["directory"] == str(cache) and doc["maxArchives"] == 2 and doc["totalBytes"] == 6_000_025
+    assert sorted((f["name"], f["kind"]) for f in doc["files"]) == [
+        ("k1.jsa", "archive"), ("k2.jsa", "archive"), ("k3.jsa.part", "recording"), ("k3.seen", "note")]
+
+
+def test_cache_clear_through_the_console_script_entry_point(tmp_path, monkeypatch):
+    """`deltalog cache clear` as installed (the console script's entry point, then a new process)."""
+    from importlib.metadata import entry_points
+    cache = _class_data_dir(tmp_path, monkeypatch)
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "deltalog"]
+    assert script.value == "deltalog.cli:main"
+    out = io.StringIO()
+    assert script.load()(["cache", "clear"], out) == 0
+    assert out.getvalue() == f"Removed 4 file(s), 6.0 MB, from {cache}\n"
+    assert [p.name for p in cache.iterdir()] == ["notes.txt"]
+    (cache / "k4.jsa").write_bytes(b"x" * 10)
+    res = subprocess.run([sys.executable, "-m", "deltalog.cli", "cache", "clear"], capture_output=True, text=True,
+                         env={**os.environ, "DELTALOG_CLASS_DATA_DIR": str(cache)}, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == f"Removed 1 file(s), 10 bytes, from {cache}\n"
+    assert [p.name for p in cache.iterdir()] == ["notes.txt"]
+    code, out, _ = run("cache", "info")
+    assert code == 0 and "Total: 0 bytes in 0 file(s), 0 archive(s)" in out
+
+
+def test_cache_without_an_action_is_a_usage_error():
+    with pytest.raises(SystemExit) as info:
+        main(["cache"])
+    assert info.value.code == 2

@@ -14,6 +14,8 @@ import pytest
 
 import deltalake  # a test dependency (python/requirements-dev.txt): fail, never skip, without it
 from conftest import java_error_classes  # noqa: E402
+from deltalog.exceptions import InvalidReadOptionError, TableNotFoundError  # noqa: E402
+from pyspark.errors import AnalysisException  # noqa: E402
 from deltalake import DeltaTable, write_deltalake  # noqa: E402
 
 
@@ -166,14 +168,15 @@ def test_time_travel(spark, tmp_path):
     assert sorted(r.x for r in _read(spark, path).collect()) == [9]
     assert sorted(r.x for r in _read(spark, path, versionAsOf="1").collect()) == [1, 2, 3]
     assert sorted(r.x for r in spark.read.format("deltalog").load(f"{path}@v0").collect()) == [1, 2]
-    with pytest.raises(Exception) as e:
+    with pytest.raises(InvalidReadOptionError) as e:
         _read(spark, path, versionAsOf="0", timestampAsOf="2020-01-01").collect()
     assert "io.deltalog.spark.read.InvalidReadOptionException" in java_error_classes(e.value)
 
 
 def test_non_delta_path_is_a_typed_error(spark, tmp_path):
-    with pytest.raises(Exception) as e:
+    with pytest.raises(TableNotFoundError) as e:  # also a pyspark AnalysisException
         _read(spark, tmp_path).collect()
+    assert isinstance(e.value, AnalysisException) and e.value.errorClass == "DELTA_TABLE_NOT_FOUND"
     assert "io.deltalog.exceptions.TableNotFoundException" in java_error_classes(e.value)
     assert str(tmp_path) in str(e.value)
 
@@ -261,6 +264,6 @@ def test_change_feed_by_timestamps(spark, tmp_path):
     assert [(r.id, r._commit_version) for r in df.collect()] == [(1, 1)]
     df = _cdf(spark, path, startingTimestamp=fmt(base + 100))
     assert sorted(r._commit_version for r in df.collect()) == [1, 2]
-    with pytest.raises(Exception) as e:
+    with pytest.raises(InvalidReadOptionError) as e:
         _cdf(spark, path).collect()
     assert "io.deltalog.spark.read.InvalidReadOptionException" in java_error_classes(e.value)

@@ -31,6 +31,7 @@ from deltalog.exceptions import (
     MetadataChangedException,
     ProtocolChangedException,
     TableNotFoundError,
+    deltalog_class,
 )
 from deltalog.protocol import Protocol
 from deltalog.tables import DeltaTable
@@ -234,7 +235,7 @@ def test_delete_delete_conflict(spark, tmp_path):
     with pytest.raises(DeltaConcurrentModificationException) as ei:
         t2.commit([f0.remove(_now())], "DELETE")
     err = ei.value
-    assert type(err) is ConcurrentDeleteDeleteException
+    assert deltalog_class(err) is ConcurrentDeleteDeleteException
     assert err.errorClass == "DELTA_CONCURRENT_DELETE_DELETE"
     assert err.winningVersion == 1
     assert "f0.parquet" in str(err)
@@ -251,7 +252,7 @@ def test_concurrent_append_into_read_partition(spark, tmp_path):
     writer.commit([_add("a2", "a")], "WRITE", {"mode": "Append"})
     with pytest.raises(DeltaConcurrentModificationException) as ei:
         reader.commit([read[0].remove(_now()), _add("a1-rewritten", "a")], "UPDATE")
-    assert type(ei.value) is ConcurrentAppendException
+    assert deltalog_class(ei.value) is ConcurrentAppendException
     assert ei.value.errorClass == "DELTA_CONCURRENT_APPEND"
     assert "a2.parquet" in str(ei.value)
 
@@ -288,7 +289,7 @@ def test_metadata_changed(spark, tmp_path):
     t1.commit([], "SET TBLPROPERTIES")
     with pytest.raises(DeltaConcurrentModificationException) as ei:
         t2.commit([], "SET TBLPROPERTIES")
-    assert type(ei.value) is MetadataChangedException
+    assert deltalog_class(ei.value) is MetadataChangedException
     assert ei.value.errorClass == "DELTA_METADATA_CHANGED"
     assert DeltaTable.forPath(spark, str(path)).metadata().configuration.get("k1") == "v1"
 
@@ -301,7 +302,7 @@ def test_protocol_changed(spark, tmp_path):
     t1.commit([Protocol.of(1, 3)], "UPGRADE PROTOCOL")
     with pytest.raises(DeltaConcurrentModificationException) as ei:
         t2.commit([Protocol.of(1, 4)], "UPGRADE PROTOCOL")
-    assert type(ei.value) is ProtocolChangedException
+    assert deltalog_class(ei.value) is ProtocolChangedException
     assert ei.value.errorClass == "DELTA_PROTOCOL_CHANGED"
     assert DeltaTable.forPath(spark, str(path)).protocol() == Protocol.of(1, 3)
 
@@ -315,7 +316,7 @@ def test_delete_read_conflict(spark, tmp_path):
     deleter.commit([a1.remove(_now())], "DELETE")
     with pytest.raises(DeltaConcurrentModificationException) as ei:
         reader.commit([_add("a-derived", "c")], "WRITE")
-    assert type(ei.value) is ConcurrentDeleteReadException
+    assert deltalog_class(ei.value) is ConcurrentDeleteReadException
     assert ei.value.errorClass == "DELTA_CONCURRENT_DELETE_READ"
     assert "a1.parquet" in str(ei.value)
 
@@ -328,7 +329,7 @@ def test_concurrent_transaction_same_app_id(spark, tmp_path):
     t1.commit([_add("x1"), SetTransaction("stream-1", 0, _now())], "STREAMING UPDATE")
     with pytest.raises(DeltaConcurrentModificationException) as ei:
         t2.commit([_add("x2"), SetTransaction("stream-1", 0, _now())], "STREAMING UPDATE")
-    assert type(ei.value) is ConcurrentTransactionException
+    assert deltalog_class(ei.value) is ConcurrentTransactionException
     assert ei.value.errorClass == "DELTA_CONCURRENT_TRANSACTION"
     assert set(_live(spark, path)) == {"p=a/x1.parquet"}
 

@@ -290,6 +290,10 @@ def plan_change(protocol: Protocol, metadata: Any = None, property_changes: Opti
             and MetadataView.of({"configuration": conf}).boolProp("delta.enableInCommitTimestamps"):
         notes.append("enabling in-commit timestamps on an existing table also records "
                      "delta.inCommitTimestampEnablementVersion / -Timestamp in the same commit")
+    if "rowTracking" in _names(after) - _names(protocol):
+        notes.append("supporting row tracking also records delta.rowTracking.materializedRowIdColumnName / "
+                     "-RowCommitVersionColumnName (_row-id-col-<uuid> / _row-commit-version-col-<uuid>) in the same "
+                     "commit, and re-adds the table's files with row ids (backfill)")
     if "clustering" in _names(after) - _names(protocol):
         notes.append("Databricks Runtime also enables v2Checkpoint when liquid clustering is enabled; "
                      "delta-spark and deltalog only add its dependency domainMetadata")

@@ -38,7 +38,8 @@ final class WriteIntoDeltalog(
     mode: SaveMode,
     options: WriteOptions,
     partitionBy: Seq[String],
-    data: DataFrame) {
+    data: DataFrame,
+    statement: StatementContext = StatementContext.Default) {
   import WriteIntoDeltalog._
 
   def run(): Option[Long] = {
@@ -83,7 +84,7 @@ final class WriteIntoDeltalog(
 
     // ------------------------------------------------------------ metadata
     val partitionColsRequested = partitionBy.map(c => resolveName(data.schema, c, table))
-    val replacingSchema = !exists || (overwrite && options.overwriteSchema)
+    val replacingSchema = !exists || (overwrite && (options.overwriteSchema || statement.replaceTable))
     val newMetadata: Option[Metadata] =
       if (replacingSchema) Some(tableMetadata(old, partitionColsRequested, table))
       else {
@@ -157,7 +158,7 @@ final class WriteIntoDeltalog(
         (if (overwrite && exists) Map("numRemovedFiles" -> removes.size.toString,
           "numRemovedBytes" -> removed.map(_.size).sum.toString) else Map.empty) ++
         (if (cdcs.nonEmpty) Map("numAddedChangeFiles" -> cdcs.size.toString) else Map.empty)
-      val op = Operation.write(modeName(mode), meta.partitionColumns, replaceWhere)
+      val op = statement.operation(meta, modeName(mode), replaceWhere)
         .withMetrics(metrics).copy(userMetadata = options.userMetadata, changesData = dataChange)
       Some(txn.commit(setTxn.toSeq ++ removes ++ adds ++ cdcs, op))
     } catch {
@@ -234,9 +235,12 @@ final class WriteIntoDeltalog(
         s"Table $table: the data has no columns; a table needs at least one column.")
     }
     val base = old match {
-      case Some(m) => m.copy(schemaString = schema.json, partitionColumns = partitionCols)
+      case Some(m) => m.copy(schemaString = schema.json, partitionColumns = partitionCols,
+        configuration = m.configuration ++ statement.tableProperties,
+        description = statement.description.orElse(m.description))
       case None => Metadata(schemaString = schema.json, partitionColumns = partitionCols,
-        configuration = options.tableProperties, createdTime = Some(System.currentTimeMillis()))
+        configuration = options.tableProperties ++ statement.tableProperties, description = statement.description,
+        createdTime = Some(System.currentTimeMillis()))
     }
     withColumnMapping(base)
   }

@@ -12,12 +12,18 @@ import io.deltalog.actions.{DeletionVectorDescriptor, PathCodec}
 import io.deltalog.exceptions.DeltalogException
 
 /** A deletion vector cannot be loaded (missing file, bad size, CRC mismatch, bad bitmap). */
-class DeletionVectorLoadException(val table: String, val dataFile: String, val dvLocation: String,
-    detail: String, cause: Throwable = null)
-  extends DeltalogException("DELTA_DELETION_VECTOR_INVALID",
+class DeletionVectorLoadException private (val table: String, val dataFile: String, val dvLocation: String,
+    detail: String, cause: Throwable, verbatim: String)
+  extends DeltalogException("DELTA_DELETION_VECTOR_INVALID", DeltalogException.messageOr(verbatim,
     s"Table $table: the deletion vector of data file $dataFile ($dvLocation) cannot be read: $detail. " +
       "The DV file was removed or damaged; restore it from a backup (rows of this file cannot be " +
-      "filtered without it).", cause)
+      "filtered without it)."), cause) {
+  def this(table: String, dataFile: String, dvLocation: String, detail: String, cause: Throwable) =
+    this(table, dataFile, dvLocation, detail, cause, null)
+  def this(table: String, dataFile: String, dvLocation: String, detail: String) =
+    this(table, dataFile, dvLocation, detail, null, null)
+  def this(message: String) = this(null, null, null, null, null, message)
+}
 
 /**
  * Loads the deleted-row bitmap of a file from its [[DeletionVectorDescriptor]] (digest §6.2):

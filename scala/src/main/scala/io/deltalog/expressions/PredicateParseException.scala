@@ -7,10 +7,13 @@ import io.deltalog.exceptions.DeltalogException
  * `sql` where parsing failed (`sql.length` for an unexpected end of input); `reason` says what
  * was expected or what is not supported.
  */
-class PredicateParseException(val sql: String, val position: Int, val reason: String)
+class PredicateParseException private (val sql: String, val position: Int, val reason: String, verbatim: String)
   extends DeltalogException(
     "DELTA_INVALID_PREDICATE",
-    PredicateParseException.render(sql, position, reason))
+    DeltalogException.messageOr(verbatim, PredicateParseException.render(sql, position, reason))) {
+  def this(sql: String, position: Int, reason: String) = this(sql, position, reason, null)
+  def this(message: String) = this(null, -1, null, message)
+}
 
 object PredicateParseException {
   private[expressions] def render(sql: String, position: Int, reason: String): String = {
@@ -32,4 +35,6 @@ object PredicateParseException {
  * (`DELTA_INVALID_PARTITION_VALUE`).
  */
 class PredicateEvaluationException(errorClass: String, message: String, cause: Throwable = null)
-  extends DeltalogException(errorClass, message, cause)
+  extends DeltalogException(errorClass, message, cause) {
+  def this(message: String) = this("DELTA_INVALID_PREDICATE", message)
+}

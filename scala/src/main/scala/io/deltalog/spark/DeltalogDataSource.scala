@@ -1,23 +1,43 @@
 package io.deltalog.spark
 
-import org.apache.spark.sql.{DataFrame, SQLContext, SaveMode}
+import java.util
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{DataFrame, SQLContext, SaveMode, SparkSession}
+import org.apache.spark.sql.connector.catalog.{SupportsV1OverwriteWithSaveAsTable, Table}
+import org.apache.spark.sql.connector.expressions.Transform
 import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider}
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.util.CaseInsensitiveStringMap
+
+import io.deltalog.commands.InvalidWriteOptionException
 
 /**
- * `format("deltalog")`: reads become a file-source relation over the table's snapshot, writes one
- * transaction (see docs/connector-design.md). Neither needs the session extension.
+ * `format("deltalog")`. Path reads become a file-source relation over the table's snapshot, path
+ * writes one transaction (see docs/connector-design.md); neither needs the session extension.
+ *
+ * It is also a V2 `TableProvider` (its [[DeltalogTable]] declares no batch read or write of its
+ * own, so path reads and writes keep the V1 paths above): Spark's session catalog then plans
+ * `saveAsTable`, CTAS/RTAS and INSERT as V2 statements, which [[DeltalogCatalog]] stages and
+ * commits. A metastore entry written by [[DeltalogCatalog]] is refused when a session without
+ * it loads the table through this source: it would be treated as plain files.
  */
-class DeltalogDataSource extends RelationProvider with CreatableRelationProvider with DataSourceRegister {
+class DeltalogDataSource extends RelationProvider with CreatableRelationProvider with DataSourceRegister
+    with SupportsV1OverwriteWithSaveAsTable {
   override def shortName(): String = "deltalog"
 
-  override def createRelation(sqlContext: SQLContext, parameters: Map[String, String]): BaseRelation =
+  override def createRelation(sqlContext: SQLContext, parameters: Map[String, String]): BaseRelation = {
+    DeltalogDataSource.refuseCatalogEntry(parameters, "reading")
     io.deltalog.spark.read.DeltalogReader.createRelation(sqlContext.sparkSession, parameters)
+  }
 
   override def createRelation(
       sqlContext: SQLContext,
       mode: SaveMode,
       parameters: Map[String, String],
       data: DataFrame): BaseRelation = {
+    DeltalogDataSource.refuseCatalogEntry(parameters, "writing")
     val path = io.deltalog.commands.WriteIntoDeltalog.write(sqlContext.sparkSession, mode, parameters, data)
     // The write is committed: a relation that cannot be built must not turn it into an error.
     try createRelation(sqlContext, Map("path" -> path))
@@ -30,4 +50,25 @@ class DeltalogDataSource extends RelationProvider with CreatableRelationProvider
         }
     }
   }
+
+  /** The schema comes from the log when the table is used; nothing is read here. */
+  override def inferSchema(options: CaseInsensitiveStringMap): StructType = new StructType()
+
+  override def getTable(schema: StructType, partitioning: Array[Transform],
+      properties: util.Map[String, String]): Table = {
+    val props = properties.asScala.toMap
+    DeltalogDataSource.refuseCatalogEntry(props, "using")
+    val path = props.collectFirst { case (k, v) if k.equalsIgnoreCase("path") && v.nonEmpty => v }.getOrElse(
+      throw new InvalidWriteOptionException("path", "", "the table path: use load/save(\"/path/to/table\")"))
+    val fsOptions = props.filter { case (k, _) => k.startsWith("fs.") || k.startsWith("dfs.") }
+    new DeltalogTable(SparkSession.active, path, None, DeltalogCatalog.pathTableName(path), None, fsOptions)
+  }
+}
+
+object DeltalogDataSource {
+  /** Refuses a metastore entry of [[DeltalogCatalog]] reached without it (its marker is in the options). */
+  def refuseCatalogEntry(options: Map[String, String], what: String): Unit =
+    if (options.exists { case (k, _) => k.equalsIgnoreCase(DeltalogTableCreation.MarkerKey) }) {
+      throw DeltalogTable.notConfigured(s"$what a deltalog catalog table")
+    }
 }

@@ -4,10 +4,11 @@ import org.apache.spark.sql.SparkSessionExtensions
 
 /**
  * Entry point named in `spark.sql.extensions`. Spark instantiates it once per session and
- * hands it the extension points; deltalog's SQL statements (DESCRIBE PROTOCOL, ALTER ... FEATURE,
- * VACUUM, ...) and analysis rules are registered here as they are built. For now it checks that
- * the running Spark is one deltalog was built for, so a mismatch fails at session start with a
- * clear message instead of an obscure linkage error later.
+ * hands it the extension points: deltalog's SQL parser (DESCRIBE PROTOCOL), the analysis rule that
+ * plans reads of catalog tables ([[DeltalogAnalysis]]) and the check that refuses plain file writes
+ * into a table's folder ([[DeltalogWriteChecks]]). It first checks that the running Spark is one
+ * deltalog was built for, so a mismatch fails at session start with a clear message instead of an
+ * obscure linkage error later.
  */
 class DeltalogSparkSessionExtension extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
@@ -16,6 +17,8 @@ class DeltalogSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     // session is still being created.
     io.deltalog.api.ClassPreload.start()
     extensions.injectParser((_, parser) => new DeltalogSqlParser(parser))
+    extensions.injectResolutionRule(session => new DeltalogAnalysis(session))
+    extensions.injectCheckRule(session => new DeltalogWriteChecks(session))
   }
 }
 

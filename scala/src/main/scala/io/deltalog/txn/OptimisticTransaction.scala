@@ -181,14 +181,48 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
   }
 
   /**
+   * Row tracking's materialized column names ([[RowTracking.withMaterializedColumnNames]]) in the
+   * metadata this commit writes, when it changes the metadata or makes the table support row
+   * tracking; an existing table's names are kept.
+   */
+  private def assignMaterializedRowTrackingColumnNames(): Unit = {
+    val supportedBefore = !isNewTableRead && RowTracking.isSupported(snapshot.protocol)
+    if (newMetadata.isDefined || (RowTracking.isSupported(protocol) && !supportedBefore)) {
+      val base = metadata
+      val named = RowTracking.withMaterializedColumnNames(protocol,
+        if (isNewTableRead) None else Some(snapshot.metadata), base, table)
+      if (named ne base) newMetadata = Some(named)
+    }
+  }
+
+  /**
+   * Row tracking made supported by this commit on a table with files: each live file without row
+   * ids is re-added (`dataChange = false`) so that it gets `baseRowId` / `defaultRowCommitVersion`
+   * in this commit (the protocol's backfill). The whole table counts as read, so a concurrent
+   * change of files conflicts. Files this commit adds or removes itself are left to it.
+   */
+  private def rowTrackingBackfill(given: Seq[Action]): Seq[AddFile] = {
+    if (isNewTableRead || RowTracking.isSupported(snapshot.protocol) || !RowTracking.assignsIds(protocol, metadata)) {
+      return Nil
+    }
+    val touched = given.collect { case f: FileAction => PathCodec.canonicalPathKey(f.path) }.toSet
+    val files = snapshot.allFiles
+      .filter(f => f.baseRowId.isEmpty && !touched.contains(PathCodec.canonicalPathKey(f.path))).toVector
+    readWholeTable() // also when there are no files yet: a concurrent append would lack row ids
+    files.map(_.copy(dataChange = false))
+  }
+
+  /**
    * Checks a metadata about to be committed: valid schema JSON, partition columns in the schema,
-   * no protocol properties left, consistent column-mapping metadata, valid isolation level.
+   * no protocol properties left, consistent column-mapping metadata, valid isolation level,
+   * materialized row tracking column names that name no column.
    */
   def verifyNewMetadata(m: Metadata): Unit = {
     SchemaInfo.verify(m, table)
     Protocol.assertMetadataContainsNoProtocolProps(m.configuration)
     IsolationLevel.fromTableProperties(m.configuration)
     MetadataView.boolValue(AppendOnlyKey, m.configuration.get(AppendOnlyKey))
+    RowTracking.checkMaterializedColumnNames(m, table)
   }
 
   // --------------------------------------------------------------------------------- reads
@@ -307,6 +341,7 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     newMetadata.foreach { m =>
       Protocol.upgradeProtocolFromMetadataForExistingTable(m, protocol).foreach(p => newProtocol = Some(p))
     }
+    assignMaterializedRowTrackingColumnNames()
     newMetadata.foreach(verifyNewMetadata)
 
     val finalProtocol = protocol
@@ -314,10 +349,11 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     Protocol.checkCanWrite(finalProtocol, ClientCapabilities.deltalog, table)
 
     val userCommitInfo = actions.collectFirst { case c: CommitInfo => c }
-    val others = actions.filter {
+    val given = actions.filter {
       case _: Metadata | _: Protocol | _: CommitInfo => false
       case _ => true
     }
+    val others = given ++ rowTrackingBackfill(given)
 
     // appendOnly: no data-changing removes.
     val appendOnly = MetadataView.boolValue(AppendOnlyKey, finalMetadata.configuration.get(AppendOnlyKey))

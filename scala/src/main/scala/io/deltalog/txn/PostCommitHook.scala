@@ -31,10 +31,14 @@ trait PostCommitHook {
 }
 
 /** A post-commit hook failed after the commit succeeded. */
-class PostCommitHookFailedException(val hook: String, val version: Long, cause: Throwable)
-  extends DeltalogException("DELTA_POST_COMMIT_HOOK_FAILED",
+class PostCommitHookFailedException private (val hook: String, val version: Long, cause: Throwable,
+    verbatim: String)
+  extends DeltalogException("DELTA_POST_COMMIT_HOOK_FAILED", DeltalogException.messageOr(verbatim,
     s"Commit version $version succeeded but the post-commit hook '$hook' failed: ${cause.getMessage}. The " +
-      "table is consistent; re-run the hook's work (e.g. regenerate the manifest).", cause)
+      "table is consistent; re-run the hook's work (e.g. regenerate the manifest)."), cause) {
+  def this(hook: String, version: Long, cause: Throwable) = this(hook, version, cause, null)
+  def this(message: String) = this(null, -1L, null, message)
+}
 
 /**
  * Writes Presto/Athena symlink manifests (`delta.compatibility.symlinkFormatManifest.enabled`):

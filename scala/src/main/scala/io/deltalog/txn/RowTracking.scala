@@ -1,5 +1,7 @@
 package io.deltalog.txn
 
+import java.util.{Locale, UUID}
+
 import scala.util.control.NonFatal
 
 import io.deltalog.actions.{Action, AddFile, DomainMetadata, Metadata}
@@ -11,11 +13,24 @@ import io.deltalog.protocol.{MetadataView, Protocol, TableFeature}
  * gets `baseRowId` = high-water mark + 1 (the mark then advances by the file's `numRecords`) and
  * `defaultRowCommitVersion` = the commit version; the mark is kept in domain `delta.rowTracking`
  * as `{"rowIdHighWaterMark":N}` (start -1).
+ *
+ * Materialized columns: while the table supports row tracking its configuration names the two
+ * hidden Parquet columns in which writers that rewrite rows (UPDATE / MERGE / OPTIMIZE) keep the
+ * rows' ids and commit versions: `delta.rowTracking.materializedRowIdColumnName` =
+ * `_row-id-col-<uuid>` and `delta.rowTracking.materializedRowCommitVersionColumnName` =
+ * `_row-commit-version-col-<uuid>` (delta-spark's naming). Assigned once, never changed.
  */
 object RowTracking {
   val Domain = "delta.rowTracking"
   val EnableKey = "delta.enableRowTracking"
   val SuspendedKey = "delta.rowTrackingSuspended"
+  val MaterializedRowIdColumnNameKey = "delta.rowTracking.materializedRowIdColumnName"
+  val MaterializedRowCommitVersionColumnNameKey = "delta.rowTracking.materializedRowCommitVersionColumnName"
+
+  /** The two configuration keys with the prefixes of the names deltalog generates for them. */
+  val MaterializedColumnNamePrefixes: Seq[(String, String)] = Seq(
+    MaterializedRowIdColumnNameKey -> "_row-id-col-",
+    MaterializedRowCommitVersionColumnNameKey -> "_row-commit-version-col-")
 
   def isSupported(p: Protocol): Boolean = p.isFeatureSupported(TableFeature.RowTracking)
 
@@ -26,6 +41,52 @@ object RowTracking {
 
   /** Row ids are assigned to new files. */
   def assignsIds(p: Protocol, m: Metadata): Boolean = isSupported(p) && !isSuspended(m)
+
+  /** Top-level column names of `m`'s schema, logical and physical (column mapping), lower case. */
+  private def columnNames(m: Metadata, table: String): Set[String] =
+    SchemaInfo.topLevelFields(SchemaInfo.parse(m.schemaString, table)).flatMap { f =>
+      Option(f.name).toSeq ++ f.metaString(SchemaInfo.PhysicalNameKey).toSeq
+    }.map(_.toLowerCase(Locale.ROOT)).toSet
+
+  /**
+   * `m` with both materialized column names when `protocol` supports row tracking (`m` unchanged
+   * otherwise): the names of the table's current metadata `old` are kept, else names already in
+   * `m`, else new `<prefix><random uuid>` names that collide with no column of the schema.
+   */
+  def withMaterializedColumnNames(protocol: Protocol, old: Option[Metadata], m: Metadata, table: String): Metadata = {
+    if (!isSupported(protocol)) return m
+    lazy val taken = columnNames(m, table)
+    val conf = MaterializedColumnNamePrefixes.foldLeft(m.configuration) { case (c, (key, prefix)) =>
+      old.flatMap(_.configuration.get(key)).orElse(c.get(key)) match {
+        case Some(name) => c.updated(key, name)
+        case None =>
+          var name = prefix + UUID.randomUUID().toString
+          while (taken.contains(name.toLowerCase(Locale.ROOT)) || c.valuesIterator.contains(name)) {
+            name = prefix + UUID.randomUUID().toString
+          }
+          c.updated(key, name)
+      }
+    }
+    if (conf == m.configuration) m else m.copy(configuration = conf)
+  }
+
+  /**
+   * `DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED` when a materialized column name of `m` is empty,
+   * names a column of the schema (logical or physical, case-insensitive), or both keys give one name.
+   */
+  def checkMaterializedColumnNames(m: Metadata, table: String): Unit = {
+    val names = MaterializedColumnNamePrefixes.flatMap { case (key, _) => m.configuration.get(key).map(key -> _) }
+    if (names.isEmpty) return
+    def fail(key: String, name: String, why: String): Nothing =
+      throw new InvalidCommitException("DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED", table,
+        s"Table $table: $key = '$name' $why; the materialized row tracking columns need names of their own.")
+    val taken = columnNames(m, table)
+    names.foreach { case (key, name) =>
+      if (name == null || name.trim.isEmpty) fail(key, String.valueOf(name), "is empty")
+      if (taken.contains(name.toLowerCase(Locale.ROOT))) fail(key, name, "is the name of a column of the table")
+    }
+    if (names.size == 2 && names.head._2 == names(1)._2) fail(names(1)._1, names(1)._2, s"equals ${names.head._1}")
+  }
 
   /** The high-water mark in a `delta.rowTracking` domain configuration. */
   def parseHighWaterMark(configuration: String): Option[Long] =

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test
 
 import io.deltalog.actions._
 import io.deltalog.exceptions._
+import io.deltalog.log.DeltaLog
 import io.deltalog.protocol.{Protocol, TableFeature}
 
 class OptimisticTransactionSuite {
@@ -439,5 +440,124 @@ class OptimisticTransactionSuite {
     val e = assertThrows(classOf[InvalidCommitException],
       () => commitNew(dl, Seq(AddFile(path = "nostats", size = 1, modificationTime = 1))))
     assertEquals("DELTA_ROW_ID_ASSIGNMENT_WITHOUT_STATS", e.errorClass)
+  }
+
+  // ------------------------------------------------------------------ materialized row tracking columns
+
+  private val RowIdName = RowTracking.MaterializedRowIdColumnNameKey
+  private val CommitVersionName = RowTracking.MaterializedRowCommitVersionColumnNameKey
+  private val Uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+  private def materializedNames(dl: DeltaLog): (Option[String], Option[String]) = {
+    val c = dl.update().metadata.configuration
+    (c.get(RowIdName), c.get(CommitVersionName))
+  }
+
+  private def assertFreshNames(dl: DeltaLog): (String, String) = materializedNames(dl) match {
+    case (Some(id), Some(cv)) =>
+      assertTrue(id.matches(s"_row-id-col-$Uuid"), id)
+      assertTrue(cv.matches(s"_row-commit-version-col-$Uuid"), cv)
+      (id, cv)
+    case other => fail(s"materialized column names missing: $other")
+  }
+
+  @Test def rowTrackingAtCreateAssignsMaterializedColumnNamesOnce(): Unit = withDir { d =>
+    val dl = newLog(d)
+    create(dl, conf = Map("delta.enableRowTracking" -> "true"))
+    val names = assertFreshNames(dl)
+    // Names of another table (a different uuid) are not taken from a later metadata update.
+    val txn = OptimisticTransaction.start(dl)
+    txn.updateMetadata(txn.metadata.copy(configuration = Map("delta.enableRowTracking" -> "true", "k" -> "v",
+      RowIdName -> "_row-id-col-other", CommitVersionName -> "_row-commit-version-col-other")))
+    txn.commit(Nil, Operation.setTableProperties(Map("k" -> "v")))
+    assertEquals((Some(names._1), Some(names._2)), materializedNames(dl))
+    assertEquals(Some("v"), dl.update().metadata.configuration.get("k"))
+    // Appends do not touch them.
+    commitNew(dl, Seq(add("a", numRecords = 2)))
+    assertEquals((Some(names._1), Some(names._2)), materializedNames(dl))
+    // A second table gets names of its own.
+    withDir { d2 =>
+      val other = newLog(d2)
+      create(other, conf = Map("delta.enableRowTracking" -> "true"))
+      val names2 = assertFreshNames(other)
+      assertNotEquals(names._1, names2._1)
+      assertNotEquals(names._2, names2._2)
+    }
+  }
+
+  @Test def rowTrackingEnabledLaterOrOnlySupportedAssignsNames(): Unit = withDir { d =>
+    val dl = newLog(d)
+    create(dl)
+    assertEquals((None, None), materializedNames(dl))
+    commitNew(dl, Seq(add("a", numRecords = 2)))
+    assertEquals((None, None), materializedNames(dl))
+    val txn = OptimisticTransaction.start(dl)
+    txn.updateMetadata(txn.metadata.copy(configuration = Map("delta.enableRowTracking" -> "true")))
+    val v = txn.commit(Nil, Operation.setTableProperties(Map("delta.enableRowTracking" -> "true")))
+    assertTrue(dl.update().protocol.isFeatureSupported(TableFeature.RowTracking))
+    assertFreshNames(dl)
+    // Backfill: the live file is re-added (no data change) with row ids in the enabling commit.
+    val readded = readCommit(dl, v).collect { case a: AddFile => a }
+    assertEquals(Seq(("a", false, Some(0L), Some(v))),
+      readded.map(a => (a.path, a.dataChange, a.baseRowId, a.defaultRowCommitVersion)))
+    assertEquals(Some(1L), RowTracking.highWaterMark(dl.update().domainMetadata))
+    assertEquals(Set(Some(0L)), dl.update().allFiles.map(_.baseRowId).toSet)
+    assertEquals(Some(false), commitInfoOf(dl, v).isBlindAppend)
+
+    withDir { d2 => // the feature without the property (supported, not enabled), as delta-spark does
+      val dl2 = newLog(d2)
+      create(dl2, conf = Map("delta.feature.rowTracking" -> "supported"))
+      assertFreshNames(dl2)
+    }
+    withDir { d4 => // a file appended concurrently with the enabling commit would miss the backfill: conflict
+      val dl4 = newLog(d4)
+      create(dl4)
+      commitNew(dl4, Seq(add("a", numRecords = 2)))
+      val (winner, loser) = (OptimisticTransaction.start(dl4), OptimisticTransaction.start(dl4))
+      winner.commit(Seq(add("b", numRecords = 3)), Operation.write())
+      loser.updateMetadata(loser.metadata.copy(configuration = Map("delta.enableRowTracking" -> "true")))
+      assertThrows(classOf[ConcurrentAppendException],
+        () => loser.commit(Nil, Operation.setTableProperties(Map("delta.enableRowTracking" -> "true"))))
+    }
+    withDir { d3 => // a protocol-only commit that adds the feature also names the columns
+      val dl3 = newLog(d3)
+      create(dl3)
+      val p = Protocol.addFeatureSupport(dl3.update().protocol, "rowTracking")
+      commitNew(dl3, Seq(p), Operation.upgradeProtocol("rowTracking"))
+      assertTrue(dl3.update().protocol.isFeatureSupported(TableFeature.RowTracking))
+      assertFreshNames(dl3)
+    }
+  }
+
+  @Test def materializedColumnNamesCollideWithNoColumn(): Unit = withDir { d =>
+    // Names given at create are kept when they name no column.
+    val dl = newLog(d)
+    create(dl, conf = Map("delta.enableRowTracking" -> "true", RowIdName -> "rid", CommitVersionName -> "rcv"))
+    assertEquals((Some("rid"), Some("rcv")), materializedNames(dl))
+    // A schema change that adds a column with one of the names is refused.
+    val txn = OptimisticTransaction.start(dl)
+    val e = assertThrows(classOf[InvalidCommitException], () =>
+      txn.updateMetadata(txn.metadata.copy(schemaString = schema("id" -> "long", "p" -> "string", "RID" -> "int"))))
+    assertEquals("DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED", e.errorClass)
+    // ... and so is a name that is a column at create, logical or physical (column mapping).
+    withDir { d2 =>
+      val e2 = assertThrows(classOf[InvalidCommitException], () => create(newLog(d2),
+        conf = Map("delta.enableRowTracking" -> "true", RowIdName -> "id")))
+      assertEquals("DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED", e2.errorClass)
+    }
+    withDir { d3 =>
+      val mapped = """{"type":"struct","fields":[{"name":"x","type":"long","nullable":true,"metadata":""" +
+        """{"delta.columnMapping.id":1,"delta.columnMapping.physicalName":"col-phys"}}]}"""
+      val e3 = assertThrows(classOf[InvalidCommitException], () => create(newLog(d3), schemaString = mapped,
+        conf = Map("delta.enableRowTracking" -> "true", "delta.columnMapping.mode" -> "name",
+          "delta.columnMapping.maxColumnId" -> "1", CommitVersionName -> "col-phys")))
+      assertEquals("DELTA_ADDING_COLUMN_WITH_INTERNAL_NAME_FAILED", e3.errorClass)
+    }
+    // Generated names avoid the columns (a column with a generated-looking name does not matter).
+    val m = metadata(schemaString = schema("id" -> "long"))
+    val named = RowTracking.withMaterializedColumnNames(Protocol.addFeatureSupport(Protocol(1, 2), "rowTracking"),
+      None, m, "t")
+    RowTracking.checkMaterializedColumnNames(named, "t")
+    assertEquals(m, RowTracking.withMaterializedColumnNames(Protocol(1, 2), None, m, "t"))
   }
 }

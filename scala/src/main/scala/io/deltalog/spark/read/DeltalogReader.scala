@@ -76,6 +76,13 @@ object DeltalogReader {
     HadoopFsRelation(index, p.sparkPartitionSchema, p.sparkDataSchema, None, format, Map.empty)(spark)
   }
 
+  /** The schema Spark sees for `snapshot`: [[relation]]'s schema (void columns and column-mapping metadata dropped). */
+  def sparkSchema(snapshot: Snapshot): StructType = {
+    val table = snapshot.deltaLog.tablePath.toString
+    val full = DeltaSchema.tableSchema(snapshot.metadata, table)
+    ColumnMapping.dropInternalMetadata(StructType(full.fields.filterNot(_.dataType == NullType)))
+  }
+
   /**
    * What [[relation]] derives from a snapshot's metadata and files (immutable per snapshot).
    * `spark*Schema`: the schemas Spark sees (column-mapping metadata dropped).

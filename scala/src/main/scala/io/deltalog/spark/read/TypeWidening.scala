@@ -7,13 +7,18 @@ import org.apache.spark.sql.types._
 import io.deltalog.exceptions.DeltalogException
 
 /** A column's recorded type change cannot be read (Spark's Parquet readers cannot up-cast it). */
-class UnsupportedTypeChangeException(val table: String, val column: String, val fromType: String, val toType: String)
-  extends DeltalogException("DELTA_UNSUPPORTED_TYPE_CHANGE_FOR_READ",
+class UnsupportedTypeChangeException private (val table: String, val column: String, val fromType: String,
+    val toType: String, verbatim: String)
+  extends DeltalogException("DELTA_UNSUPPORTED_TYPE_CHANGE_FOR_READ", DeltalogException.messageOr(verbatim,
     s"Table $table: column '$column' was changed from $fromType to $toType, which is not a type widening " +
       "this reader can apply to older data files (the protocol allows integer -> wider integer / double / " +
       "decimal(10+k1,k2), long -> decimal(20+k1,k2), float -> double, date -> timestamp_ntz and decimal " +
       "precision/scale increases). Rewrite the old files with the new type (e.g. REORG TABLE ... APPLY " +
-      "(PURGE) in delta-spark) or read the table with its writer.")
+      "(PURGE) in delta-spark) or read the table with its writer.")) {
+  def this(table: String, column: String, fromType: String, toType: String) =
+    this(table, column, fromType, toType, null)
+  def this(message: String) = this(null, null, null, null, message)
+}
 
 /**
  * Type widening on read (digest §6.8): files written before a type change keep their narrow

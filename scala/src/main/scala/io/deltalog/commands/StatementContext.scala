@@ -1,0 +1,33 @@
+package io.deltalog.commands
+
+import io.deltalog.actions.Metadata
+import io.deltalog.txn.Operation
+
+/**
+ * What a catalog statement adds to a [[WriteIntoDeltalog]]: the operation its commit records in
+ * the history, and for a statement that creates or replaces the table (CREATE TABLE [AS SELECT],
+ * REPLACE TABLE, `saveAsTable`, `writeTo(...).create/replace`) the table's properties and comment.
+ *
+ * @param operationName e.g. `CREATE TABLE AS SELECT`; None records delta-spark's `WRITE`
+ * @param replaceTable  REPLACE semantics on an existing table: the schema, partitioning, properties
+ *                      and comment of the statement replace the table's (the protocol never goes down)
+ */
+final case class StatementContext(
+    operationName: Option[String] = None,
+    tableProperties: Map[String, String] = Map.empty,
+    description: Option[String] = None,
+    isManaged: Boolean = false,
+    replaceTable: Boolean = false) {
+
+  /** The operation of the commit: delta-spark's `WRITE`, or the statement's own with its parameters. */
+  def operation(meta: Metadata, mode: String, replaceWhere: Option[String]): Operation = operationName match {
+    case None => Operation.write(mode, meta.partitionColumns, replaceWhere)
+    case Some(name) =>
+      val created = Operation.createTable(meta.partitionColumns, tableProperties, isManaged, meta.description)
+      created.copy(name = name, changesData = true)
+  }
+}
+
+object StatementContext {
+  val Default: StatementContext = StatementContext()
+}

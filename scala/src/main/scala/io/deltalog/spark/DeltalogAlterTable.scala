@@ -1,0 +1,116 @@
+package io.deltalog.spark
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogUtils}
+import org.apache.spark.sql.connector.catalog.{Identifier, Table, TableCatalog, TableChange}
+import org.apache.spark.sql.types.DataType
+
+import io.deltalog.commands.{InvalidWriteException, WriteOptions}
+import io.deltalog.log.DeltaLog
+import io.deltalog.protocol.{ClientCapabilities, Protocol}
+import io.deltalog.spark.read.DeltalogReader
+import io.deltalog.txn.{Operation, OptimisticTransaction}
+
+/**
+ * ALTER TABLE on a deltalog table. What the table is lives in its log, so:
+ *
+ *  - SET / UNSET TBLPROPERTIES and COMMENT are one metadata commit (`SET TBLPROPERTIES`,
+ *    `UNSET TBLPROPERTIES`, as delta-spark records them); the metastore entry is not changed;
+ *  - SET LOCATION changes the entry only, to a location that holds a Delta table with the same
+ *    schema (`DELTA_SET_LOCATION_SCHEMA_MISMATCH` otherwise); nothing is written to either table;
+ *  - other changes (columns, ...) are refused before anything is written.
+ *
+ * @param entry the metastore entry (null for a path table)
+ */
+private[spark] final class DeltalogAlterTable(
+    catalog: DeltalogCatalog,
+    ident: Identifier,
+    entry: CatalogTable,
+    table: DeltalogTable) {
+
+  private val name = table.name()
+
+  def apply(changes: Seq[TableChange]): Table = {
+    val (locationChanges, rest) = changes.partition {
+      case s: TableChange.SetProperty => s.property() == TableCatalog.PROP_LOCATION
+      case _ => false
+    }
+    val sets = rest.collect { case s: TableChange.SetProperty => s }
+    val unsets = rest.collect { case r: TableChange.RemoveProperty => r }
+    rest.filterNot(c => c.isInstanceOf[TableChange.SetProperty] || c.isInstanceOf[TableChange.RemoveProperty])
+      .headOption.foreach { c =>
+        throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
+          s"ALTER TABLE $name: ${c.getClass.getSimpleName} is not supported by deltalog yet; nothing was changed. " +
+            "Supported: SET/UNSET TBLPROPERTIES, SET LOCATION.")
+      }
+    if (sets.nonEmpty && unsets.nonEmpty) {
+      throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
+        s"ALTER TABLE $name: set and unset properties in two statements.")
+    }
+    if (sets.nonEmpty) setProperties(sets.map(s => s.property() -> s.value()).toMap)
+    if (unsets.nonEmpty) unsetProperties(unsets.map(_.property()))
+    locationChanges.lastOption.foreach { case s: TableChange.SetProperty => setLocation(s.value()) }
+    catalog.loadTable(ident)
+  }
+
+  private def start(): OptimisticTransaction = {
+    val txn = OptimisticTransaction.start(DeltaLog.uncached(table.path, DeltalogReader.hadoopConf(table.spark, Map.empty)))
+    Protocol.checkCanWrite(txn.protocol, ClientCapabilities.deltalog, name)
+    txn
+  }
+
+  private def setProperties(raw: Map[String, String]): Unit = {
+    val comment = raw.get(TableCatalog.PROP_COMMENT)
+    val props = DeltalogTableCreation.userProperties(raw - TableCatalog.PROP_COMMENT)
+    val txn = start()
+    val m = txn.metadata
+    txn.updateMetadata(m.copy(configuration = m.configuration ++ props,
+      description = comment.orElse(m.description)))
+    txn.commit(Nil, Operation.setTableProperties(props ++ comment.map("comment" -> _)))
+    DeltalogTable.refreshCaches(table.spark, table.path)
+  }
+
+  private def unsetProperties(keys: Seq[String]): Unit = {
+    val txn = start()
+    val m = txn.metadata
+    val canonical = keys.map(WriteOptions.canonicalKey)
+    val unsetComment = keys.contains(TableCatalog.PROP_COMMENT)
+    txn.updateMetadata(m.copy(configuration = m.configuration -- canonical,
+      description = if (unsetComment) None else m.description))
+    txn.commit(Nil, Operation("UNSET TBLPROPERTIES",
+      Map("properties" -> canonical.map(json).mkString("[", ",", "]"), "ifExists" -> "true"), changesData = false))
+    DeltalogTable.refreshCaches(table.spark, table.path)
+  }
+
+  private def setLocation(location: String): Unit = {
+    if (entry == null) {
+      throw new InvalidWriteException("DELTA_UNSUPPORTED_PATH_TABLE_STATEMENT", name,
+        s"ALTER TABLE $name SET LOCATION works on catalog tables; $name is a path.")
+    }
+    val target = DeltalogCatalog.latest(DeltaLog.forTable(location, DeltalogReader.hadoopConf(table.spark, Map.empty)))
+      .getOrElse {
+      throw new InvalidWriteException("DELTA_TABLE_NOT_FOUND", name,
+        s"ALTER TABLE $name SET LOCATION '$location': the location holds no Delta table; nothing was changed.")
+      }
+    val current = try Some(table.schema) catch { case NonFatal(_) => None }
+    val next = DeltalogReader.sparkSchema(target)
+    val bypass = table.spark.conf.getOption(DeltalogAlterTable.BypassSchemaCheck).exists(_.equalsIgnoreCase("true"))
+    if (!bypass && current.exists(c => !DataType.equalsStructurally(c, next, ignoreNullability = true) ||
+        c.fieldNames.toSeq != next.fieldNames.toSeq)) {
+      throw new InvalidWriteException("DELTA_SET_LOCATION_SCHEMA_MISMATCH", name,
+        s"ALTER TABLE $name SET LOCATION '$location': the table there has schema ${next.toDDL}, this table has " +
+          s"${current.get.toDDL}; nothing was changed. Set ${DeltalogAlterTable.BypassSchemaCheck}=true to move it anyway.")
+    }
+    catalog.sessionCatalog.alterTable(entry.copy(storage =
+      entry.storage.copy(locationUri = Some(CatalogUtils.stringToURI(location)))))
+    catalog.sessionCatalog.refreshTable(catalog.v1Identifier(ident))
+  }
+
+  private def json(s: String): String = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(s)
+}
+
+object DeltalogAlterTable {
+  /** delta-spark's switch for moving a table to a location whose schema differs. */
+  val BypassSchemaCheck = "spark.databricks.delta.alterLocation.bypassSchemaCheck"
+}

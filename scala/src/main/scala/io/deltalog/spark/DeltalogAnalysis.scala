@@ -1,0 +1,109 @@
+package io.deltalog.spark
+
+import java.util.Locale
+
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
+import org.apache.spark.sql.catalyst.expressions.AttributeReference
+import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, LogicalPlan, MergeIntoTable,
+  OverwritePartitionsDynamic, UpdateTable}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.datasources.{InsertIntoHadoopFsRelationCommand, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+
+import io.deltalog.commands.{InvalidWriteException, WriteOptions}
+import io.deltalog.spark.read.DeltalogReader
+
+/**
+ * Resolution rule of the session extension: a read of a [[DeltalogTable]] (a table named in SQL or
+ * `spark.table`, ``deltalog.`/path` ``) becomes the connector's file-source relation over the
+ * table's snapshot, with the attributes the analyzer already gave the table's columns. Row-level
+ * statements on deltalog tables are refused here until they are built, before anything runs.
+ */
+class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
+    case d: DeleteFromTable if isDeltalog(d.table) => throw DeltalogAnalysis.notYet("DELETE", d.table)
+    case u: UpdateTable if isDeltalog(u.table) => throw DeltalogAnalysis.notYet("UPDATE", u.table)
+    case m: MergeIntoTable if isDeltalog(m.targetTable) => throw DeltalogAnalysis.notYet("MERGE", m.targetTable)
+    // Spark plans a dynamic partition overwrite only for tables with a V2 batch write.
+    case o @ OverwritePartitionsDynamic(DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _), query, options, _, _, _)
+        if o.resolved =>
+      WriteIntoDeltalogCommand(t, query, options + (WriteOptions.PartitionOverwriteMode -> "dynamic"))
+    case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => DeltalogAnalysis.relation(session, t, r.output)
+  }
+
+  private def isDeltalog(p: LogicalPlan): Boolean = EliminateSubqueryAliases(p) match {
+    case DataSourceV2Relation(_: DeltalogTable, _, _, _, _, _) => true
+    case _ => false
+  }
+}
+
+object DeltalogAnalysis {
+  /** The file-source relation of `t`, its output keeping the exprIds of `output` (matched by name). */
+  def relation(session: SparkSession, t: DeltalogTable, output: Seq[AttributeReference]): LogicalRelation = {
+    val rel = DeltalogReader.relation(session, t.snapshot)
+    val byName = output.map(a => a.name.toLowerCase(Locale.ROOT) -> a).toMap
+    val attrs = rel.schema.fields.toSeq.map { f =>
+      byName.get(f.name.toLowerCase(Locale.ROOT)) match {
+        case Some(a) => AttributeReference(f.name, f.dataType, f.nullable, f.metadata)(a.exprId, a.qualifier)
+        case None => AttributeReference(f.name, f.dataType, f.nullable, f.metadata)()
+      }
+    }
+    LogicalRelation(rel, attrs, t.catalogTable, isStreaming = false, stream = None)
+  }
+
+  private def notYet(statement: String, target: LogicalPlan): InvalidWriteException = {
+    val name = EliminateSubqueryAliases(target) match {
+      case DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => t.name()
+      case _ => "the table"
+    }
+    new InvalidWriteException("DELTA_UNSUPPORTED_STATEMENT", name,
+      s"$statement on deltalog table $name is not supported yet; nothing was changed. Rewrite the rows with " +
+        "INSERT OVERWRITE / replaceWhere, or wait for deltalog's DML.")
+  }
+}
+
+/**
+ * A dynamic partition overwrite of a deltalog table (`INSERT OVERWRITE` with
+ * `spark.sql.sources.partitionOverwriteMode=dynamic`, `writeTo(...).overwritePartitions()`): one
+ * transaction replacing the partitions the rows are written to.
+ */
+case class WriteIntoDeltalogCommand(table: DeltalogTable, query: LogicalPlan, params: Map[String, String])
+    extends org.apache.spark.sql.execution.command.LeafRunnableCommand {
+  override def innerChildren: Seq[LogicalPlan] = Seq(query)
+
+  override def run(session: SparkSession): Seq[org.apache.spark.sql.Row] = {
+    table.write(org.apache.spark.sql.deltalog.SparkCatalogInternals.dataFrame(session, query),
+      org.apache.spark.sql.SaveMode.Overwrite, params)
+    Nil
+  }
+}
+
+/**
+ * Check rule of the session extension: Spark's generic file writes (`df.write.parquet(path)`,
+ * `format("parquet")`, `INSERT` into a file-source table or a view over deltalog's relation) must
+ * not land in a deltalog table's folder: they would add files no commit knows about, and an
+ * overwrite would delete `_delta_log`. Refused during analysis, before anything is written.
+ */
+class DeltalogWriteChecks(session: SparkSession) extends (LogicalPlan => Unit) {
+  override def apply(plan: LogicalPlan): Unit = plan.foreach {
+    case c: InsertIntoHadoopFsRelationCommand if DeltalogWriteChecks.isTableRoot(session, c.outputPath) =>
+      val format = c.fileFormat.toString.toLowerCase(Locale.ROOT)
+      throw new InvalidWriteException("DELTA_FILE_FORMAT_WRITE_INTO_DELTA_TABLE", c.outputPath.toString,
+        s"${c.outputPath} is a Delta table: a plain file write ($format) there would bypass its log " +
+          s"(${if (c.mode == org.apache.spark.sql.SaveMode.Overwrite) "an overwrite would delete _delta_log" else "the rows would never be visible"}). " +
+          s"Write with df.write.format(\"deltalog\").save(\"${c.outputPath}\") or INSERT INTO deltalog.`${c.outputPath}`.")
+    case _ =>
+  }
+}
+
+object DeltalogWriteChecks {
+  def isTableRoot(session: SparkSession, path: Path): Boolean =
+    try {
+      val log = new Path(path, "_delta_log")
+      log.getFileSystem(session.sessionState.newHadoopConf()).exists(log)
+    } catch { case NonFatal(_) => false }
+}
