@@ -302,7 +302,6 @@ JVM_CLASS_FALLBACKS = (
     ("io.deltalog.exceptions.ConcurrentWriteException", ConcurrentWriteException),
     ("io.deltalog.exceptions.DeltaConcurrentModificationException", DeltaConcurrentModificationException),
     ("io.deltalog.exceptions.InvalidCommitException", InvalidCommitError),
-    ("io.deltalog.exceptions.InvalidTablePropertyException", InvalidTablePropertyError),
     ("io.deltalog.exceptions.DeltalogAssertionError", DeltalogAssertionError),
     ("io.deltalog.exceptions.DeltalogException", DeltalogError),
 )
