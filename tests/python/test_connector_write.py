@@ -488,6 +488,71 @@ def test_table_properties_on_creation(spark, table):
     assert of(log_actions(table.parent / "t2", 0), "protocol")[0]["minWriterVersion"] >= 4
 
 
+@pytest.mark.parametrize("prop,value,accepted", [
+    ("delta.checkpointInterval", "0", "a positive integer"),
+    ("delta.checkpointInterval", "abc", "a positive integer"),
+    ("delta.logRetentionDuration", "interval 1 month", "Months and years are not accepted"),
+    ("delta.deletedFileRetentionDuration", "soon", "calendar interval"),
+    ("delta.appendOnly", "yes", "'true' or 'false'"),
+    ("delta.columnMapping.mode", "position", "'none', 'id' or 'name'"),
+    ("delta.dataSkippingNumIndexedCols", "-2", "an integer >= -1"),
+])
+def test_invalid_table_property_values_are_refused_before_writing(spark, table, prop, value, accepted):
+    with pytest.raises(Exception) as e:
+        spark.range(3).write.format("deltalog").option(prop, value).save(str(table))
+    text = error_text(e)
+    assert "DELTA_INVALID_TABLE_PROPERTY_VALUE" in text
+    assert f"invalid value '{value}' for table property {prop}" in text and accepted in text
+    assert str(table) in text
+    assert not table.exists() or not any(table.rglob("*")), "nothing written"
+
+
+def test_valid_table_property_values_are_used(spark, table):
+    spark.range(3).write.format("deltalog").option("delta.checkpointInterval", "2") \
+        .option("delta.logRetentionDuration", "interval 60 days").option("DELTA.ISOLATIONLEVEL", "WriteSerializable") \
+        .save(str(table))
+    conf = of(log_actions(table, 0), "metaData")[0]["configuration"]
+    assert conf == {"delta.checkpointInterval": "2", "delta.logRetentionDuration": "interval 60 days",
+                    "delta.isolationLevel": "WriteSerializable"}
+    for _ in range(2):
+        spark.range(1).write.format("deltalog").mode("append").save(str(table))
+    assert (table / "_delta_log" / f"{2:020d}.checkpoint.parquet").exists(), "a checkpoint every 2 commits"
+    assert commit_info(table, 1)["isolationLevel"] == "WriteSerializable"
+
+
+def test_unknown_delta_property_refused_unless_allowed(spark, table):
+    with pytest.raises(Exception) as e:
+        spark.range(3).write.format("deltalog").option("delta.foo", "1").save(str(table))
+    text = error_text(e)
+    assert "DELTA_UNKNOWN_CONFIGURATION" in text and "delta.foo" in text
+    assert "spark.databricks.delta.allowArbitraryProperties.enabled=true" in text
+    assert not table.exists() or not any(table.rglob("*")), "nothing written"
+    spark.conf.set("spark.databricks.delta.allowArbitraryProperties.enabled", "true")
+    try:
+        spark.range(3).write.format("deltalog").option("delta.foo", "1").save(str(table))
+        # the escape hatch lets unknown names through, not invalid values of known ones
+        with pytest.raises(Exception) as e2:
+            spark.range(3).write.format("deltalog").option("delta.checkpointInterval", "0") \
+                .save(str(table.parent / "t2"))
+        assert "DELTA_INVALID_TABLE_PROPERTY_VALUE" in error_text(e2)
+    finally:
+        spark.conf.unset("spark.databricks.delta.allowArbitraryProperties.enabled")
+    assert of(log_actions(table, 0), "metaData")[0]["configuration"] == {"delta.foo": "1"}
+    assert sorted(r["id"] for r in rows_rs(table, "id")) == [0, 1, 2]
+
+
+def test_odd_property_values_written_by_another_engine_still_take_appends(spark, table):
+    schema = {"type": "struct", "fields": [{"name": "id", "type": "long", "nullable": True, "metadata": {}}]}
+    odd = {"delta.checkpointInterval": "0", "delta.otherEngine.flag": "on", "delta.logRetentionDuration": "1 month"}
+    create_table_log(table, schema, configuration=odd, writer_version=2)
+    spark.range(3).write.format("deltalog").mode("append").save(str(table))
+    spark.range(3, 5).write.format("deltalog").mode("append").option("mergeSchema", "true").save(str(table))
+    assert latest_version(table) == 2
+    assert of(log_actions(table, 2), "metaData") == []
+    assert sorted(r["id"] for r in rows_rs(table, "id")) == [0, 1, 2, 3, 4]
+    assert sorted(r.id for r in spark.read.format("deltalog").load(str(table)).collect()) == [0, 1, 2, 3, 4]
+
+
 def test_row_tracking_and_in_commit_timestamps_from_the_transaction(spark, table):
     spark.range(0, 6, 1, 2).write.format("deltalog").option("delta.enableRowTracking", "true") \
         .option("delta.enableInCommitTimestamps", "true").save(str(table))

@@ -3,6 +3,7 @@ conflict (typed errors, all caught by ``except DeltaConcurrentModificationExcept
 writes with ``txnVersion``, and the committed table read back by delta-rs."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
@@ -25,6 +26,7 @@ from deltalog.exceptions import (
     DeltalogError,
     InvalidCommitError,
     InvalidPredicateError,
+    InvalidTablePropertyError,
     MaxCommitAttemptsExceededException,
     MetadataChangedException,
     ProtocolChangedException,
@@ -136,6 +138,35 @@ def test_create_with_update_metadata(spark, tmp_path):
         t2.commit([f0.remove(_now())], "DELETE")
     assert ei.value.errorClass == "DELTA_APPEND_ONLY_TABLE"
     assert isinstance(ei.value, InvalidCommitError)
+    assert DeltaTable.forPath(spark, str(path)).version() == 0
+
+
+def test_table_properties_are_validated_when_set(spark, tmp_path):
+    path = tmp_path / "t"
+    with pytest.raises(InvalidTablePropertyError) as ei:
+        _create(spark, path, conf={"delta.checkpointInterval": "0"})
+    assert ei.value.errorClass == "DELTA_INVALID_TABLE_PROPERTY_VALUE"
+    assert "invalid value '0' for table property delta.checkpointInterval; it accepts a positive integer" \
+        in ei.value.message
+    assert not (path / "_delta_log").exists()
+    with pytest.raises(InvalidTablePropertyError) as ei:
+        _create(spark, path, conf={"delta.fooBar": "1"})
+    assert ei.value.errorClass == "DELTA_UNKNOWN_CONFIGURATION" and "delta.fooBar" in ei.value.message
+    assert not (path / "_delta_log").exists()
+
+    # valid values, canonical spelling of known names, user properties kept
+    _create(spark, path, conf={"delta.checkpointinterval": "5", "owner": "me"})
+    assert DeltaTable.forPath(spark, str(path)).metadata().configuration == \
+        {"delta.checkpointInterval": "5", "owner": "me"}
+
+    # an existing table: what updateMetadata changes is checked
+    txn = _start(spark, path)
+    md = txn.metadata()
+    with pytest.raises(InvalidTablePropertyError) as ei:
+        txn.updateMetadata(dataclasses.replace(md, configuration={**md.configuration,
+                                                                    "delta.isolationLevel": "Snapshot"}))
+    assert ei.value.errorClass == "DELTA_INVALID_ISOLATION_LEVEL"
+    assert "'Serializable' or 'WriteSerializable'" in ei.value.message
     assert DeltaTable.forPath(spark, str(path)).version() == 0
 
 

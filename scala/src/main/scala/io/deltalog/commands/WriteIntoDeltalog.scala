@@ -16,7 +16,7 @@ import io.deltalog.exceptions.AppendOnlyTableException
 import io.deltalog.log.DeltaLog
 import io.deltalog.protocol.{ClientCapabilities, MetadataView, Protocol}
 import io.deltalog.spark.schema.DeltaSchema
-import io.deltalog.txn.{OptimisticTransaction, Operation}
+import io.deltalog.txn.{OptimisticTransaction, Operation, TableProperties}
 
 /**
  * `df.write.format("deltalog").mode(m).save(path)`: one transaction that writes the data files
@@ -50,6 +50,8 @@ final class WriteIntoDeltalog(
     val table = deltaLog.tablePath.toString
     val exists = txn.readVersion >= 0
     val version = txn.readVersion
+    // The properties of a new table are checked again by the commit; here before any file is written.
+    if (!exists) TableProperties.validate(options.tableProperties, table, txn.allowArbitraryProperties)
 
     if (exists) mode match {
       case SaveMode.ErrorIfExists => throw new InvalidWriteException("DELTA_PATH_EXISTS", table,

@@ -3,6 +3,7 @@ package io.deltalog.commands
 import java.util.Locale
 
 import io.deltalog.exceptions.DeltalogException
+import io.deltalog.txn.TableProperties
 
 /**
  * The writer options of `df.write.format("deltalog")` (names as delta-spark's `DeltaOptions`).
@@ -101,26 +102,11 @@ final class WriteOptions(parameters: Map[String, String], sessionConf: String =>
 }
 
 object WriteOptions {
-  /** Table property keys in their canonical spelling. */
-  val KnownTableProperties: Seq[String] = Seq(
-    "delta.appendOnly", "delta.checkpoint.writeStatsAsJson", "delta.checkpoint.writeStatsAsStruct",
-    "delta.checkpointInterval", "delta.checkpointPolicy", "delta.columnMapping.mode",
-    "delta.columnMapping.maxColumnId", "delta.compatibility.symlinkFormatManifest.enabled",
-    "delta.dataSkippingNumIndexedCols", "delta.dataSkippingStatsColumns", "delta.dataSkippingStringPrefixLength",
-    "delta.deletedFileRetentionDuration", "delta.logRetentionDuration", "delta.enableChangeDataFeed",
-    "delta.enableDeletionVectors", "delta.enableInCommitTimestamps", "delta.enableRowTracking",
-    "delta.enableTypeWidening", "delta.enableVariantShredding", "delta.enableExpiredLogCleanup",
-    "delta.isolationLevel", "delta.minReaderVersion", "delta.minWriterVersion", "delta.ignoreProtocolDefaults",
-    "delta.randomizeFilePrefixes", "delta.randomPrefixLength", "delta.setTransactionRetentionDuration",
-    "delta.targetFileSize", "delta.tuneFileSizesForRewrites", "delta.autoOptimize.optimizeWrite",
-    "delta.autoOptimize.autoCompact", "delta.parquet.compression.codec", "delta.enableIcebergCompatV2",
-    "delta.universalFormat.enabledFormats", "delta.rowTrackingSuspended")
+  /** Table property keys in their canonical spelling ([[io.deltalog.txn.TableProperties]]). */
+  def KnownTableProperties: Seq[String] = TableProperties.knownKeys
 
-  private lazy val canonical: Map[String, String] = (KnownTableProperties ++
-    io.deltalog.protocol.TableFeature.all.map(f => s"delta.feature.${f.name}"))
-    .map(k => k.toLowerCase(Locale.ROOT) -> k).toMap
-
-  def canonicalKey(key: String): String = canonical.getOrElse(key.toLowerCase(Locale.ROOT), key)
+  /** A known property's or feature's canonical spelling, else `key` as given. */
+  def canonicalKey(key: String): String = TableProperties.canonicalKey(key)
 
   val MergeSchema = "mergeSchema"
   val OverwriteSchema = "overwriteSchema"

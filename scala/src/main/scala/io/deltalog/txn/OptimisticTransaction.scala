@@ -45,6 +45,9 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
   /** Session defaults for new tables (`spark.databricks.delta.properties.defaults.*`). */
   var sessionDefaults: Map[String, String] = TxnConf.sessionDefaults(deltaLog.hadoopConf)
 
+  /** Unknown `delta.*` table properties are accepted (`spark.databricks.delta.allowArbitraryProperties.enabled`). */
+  var allowArbitraryProperties: Boolean = TxnConf.allowArbitraryProperties(deltaLog.hadoopConf)
+
   /** Test hook: how a checkpoint is written after a commit at the checkpoint interval. */
   var checkpointer: (DeltaLog, Snapshot) => Unit = (dl, s) => { dl.checkpoint(s); () }
 
@@ -128,9 +131,14 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
   }
 
   private def applyMetadata(m0: Metadata): Unit = {
-    val m = if (m0.schemaString == null) m0.copy(schemaString = DeltaLog.EmptySchemaString) else m0
+    val m1 = if (m0.schemaString == null) m0.copy(schemaString = DeltaLog.EmptySchemaString) else m0
+    val m = m1.copy(configuration = checkedTableProperties(m1.configuration))
     if (isCreatingNewTable) {
-      val conf = Protocol.sessionDefaultTableProperties(sessionDefaults) ++ m.configuration
+      // Session defaults of known properties only (delta-spark ignores the others), checked too.
+      val defaults = TableProperties.canonicalize(Protocol.sessionDefaultTableProperties(sessionDefaults))
+        .filter { case (k, _) => TableProperties.get(k).isDefined && !m.configuration.contains(k) }
+      TableProperties.validate(defaults, table, allowArbitraryProperties, m.configuration)
+      val conf = defaults ++ m.configuration
       val withDefaults = m.copy(configuration = conf)
       var p = Protocol.forNewTable(withDefaults, sessionDefaults)
       if (!isNewTableRead) p = p.merge(snapshot.protocol) // REPLACE never downgrades
@@ -156,6 +164,20 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
       newMetadata = Some(cleaned)
     }
     verifyNewMetadata(newMetadata.get)
+  }
+
+  /**
+   * `conf` with the new or changed table properties (all of them for a new table) in their canonical
+   * spelling and checked ([[TableProperties.validate]]); unchanged ones, even odd values another
+   * engine wrote, pass as they are.
+   */
+  private def checkedTableProperties(conf0: Map[String, String]): Map[String, String] = {
+    val before = if (isNewTableRead) Map.empty[String, String] else snapshot.metadata.configuration
+    val changed0 = TableProperties.changed(before, conf0)
+    val renamed = changed0.keys.filter(k => TableProperties.canonicalKey(k) != k).toSet
+    val conf = (conf0 -- renamed) ++ TableProperties.canonicalize(changed0.filter { case (k, _) => renamed(k) })
+    TableProperties.validate(TableProperties.changed(before, conf), table, allowArbitraryProperties, conf)
+    conf
   }
 
   /**
@@ -685,7 +707,10 @@ object OptimisticTransaction {
     case _ => true
   }
 
-  /** `delta.checkpointInterval` (default 10; non-positive or unparsable values give the default). */
+  /**
+   * `delta.checkpointInterval` (default 10; non-positive or unparsable values, which deltalog refuses
+   * to set but other engines may have written, give the default).
+   */
   def checkpointInterval(m: Metadata): Int =
     m.configuration.get(CheckpointIntervalKey).flatMap(_.trim.toIntOption).filter(_ > 0)
       .getOrElse(DefaultCheckpointInterval)

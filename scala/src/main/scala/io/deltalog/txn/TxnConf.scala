@@ -9,7 +9,9 @@ import org.apache.hadoop.conf.Configuration
  *
  *  - `deltalog.maxCommitAttempts` (default 10,000,000): commit attempts before giving up;
  *  - `deltalog.commit.durable` (default true): fsync commit files and the log directory;
- *  - `spark.databricks.delta.properties.defaults.*`: session defaults for new tables.
+ *  - `spark.databricks.delta.properties.defaults.*`: session defaults for new tables;
+ *  - `spark.databricks.delta.allowArbitraryProperties.enabled` (default false): unknown `delta.*`
+ *    table properties are accepted ([[TableProperties]]).
  */
 object TxnConf {
   val MaxCommitAttemptsKey = "deltalog.maxCommitAttempts"
@@ -25,6 +27,10 @@ object TxnConf {
 
   def durable(conf: Configuration): Boolean =
     get(conf, DurableKey).forall(v => !v.equalsIgnoreCase("false"))
+
+  /** [[TableProperties.AllowArbitraryPropertiesKey]]: true lets unknown `delta.*` table properties through. */
+  def allowArbitraryProperties(conf: Configuration): Boolean =
+    get(conf, TableProperties.AllowArbitraryPropertiesKey).exists(_.equalsIgnoreCase("true"))
 
   /** Session defaults (full keys) from the configuration and system properties. */
   def sessionDefaults(conf: Configuration): Map[String, String] = {
