@@ -268,7 +268,7 @@ class DeltalogEngine:
             self.stop()
             raise Unavailable(f"deltalog API not available yet: {e}")
         self.has_clear = callable(getattr(DeltaTable, "clearCache", None))
-        return {"version": getattr(deltalog, "__version__", "?"), "module": os.path.dirname(deltalog.__file__),
+        return {"version": getattr(deltalog, "__version__", "?"),
                 "session_start_s": session_s, "clearCache": self.has_clear,
                 "jar": _jar_info()}
 
