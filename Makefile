@@ -7,10 +7,13 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 MVN := mvn -B -ntp
 JAR_NAME := deltalog-spark_2.13-0.1.0.jar
+# The jar bundled in the Python package, and what it is built from (rebuilt only when one changed).
+JAR := python/deltalog/jars/$(JAR_NAME)
+JAR_SOURCES := pom.xml $(shell find scala/src/main -type f)
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: setup jar jar-tested install demo test test-scala test-python test-integration-full bench peers preload-list clean
+.PHONY: setup corpus jar jar-tested install demo test test-scala test-python test-integration-full bench peers preload-list clean
 
 $(VENV)/.deps: python/requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,42 +23,60 @@ $(VENV)/.deps: python/requirements-dev.txt
 
 setup: $(VENV)/.deps
 
-# Build the engine jar without running its tests (demo path).
-jar:
+# The tests need the conformance corpus (../shared/conformance, or DELTALOG_CONFORMANCE=/path):
+# without it the test targets stop here, with one message saying what is missing and how to point at it.
+corpus:
+	@$(PYTHON) tests/conformance_corpus.py
+
+define COPY_JAR
+mkdir -p python/deltalog/jars && rm -f python/deltalog/jars/*.jar
+cp target/$(JAR_NAME) python/deltalog/jars/
+endef
+
+ifneq ($(filter test test-scala jar-tested,$(MAKECMDGOALS)),)
+# A run of the JVM tests builds the jar itself (jar-tested): what `install` installs is that one.
+$(JAR): jar-tested ;
+else
+# Build the engine jar without running its tests (demo path); skipped when the jar is newer than
+# pom.xml and every file of scala/src/main.
+$(JAR): $(JAR_SOURCES)
 	$(MVN) -q -DskipTests package
-	mkdir -p python/deltalog/jars && rm -f python/deltalog/jars/*.jar
-	cp target/$(JAR_NAME) python/deltalog/jars/
+	$(COPY_JAR)
+endif
 
-# Build the jar and run every JVM test (Surefire); fails on any failing test.
-jar-tested:
+jar: $(JAR)
+
+# Build the jar and run every JVM test (Surefire); fails on any failing test. Always runs the tests;
+# the jar it leaves is up to date, so a following `install` does not build it again.
+jar-tested: corpus
 	$(MVN) package
-	mkdir -p python/deltalog/jars && rm -f python/deltalog/jars/*.jar
-	cp target/$(JAR_NAME) python/deltalog/jars/
+	$(COPY_JAR)
 
-# A real (non-editable) install, as a user gets it from a wheel.
-install: setup
+# A real (non-editable) install, as a user gets it from a wheel; with the jar inside it (built first
+# when it is missing or older than its sources).
+install: setup $(JAR)
 	$(PIP) install -q --no-deps --force-reinstall ./python
 
-demo: setup jar install
+demo: install
 	$(PY) -m deltalog.demo
 
 test-scala: jar-tested
 
-test-python: setup peers
+test-python: corpus setup peers
 	$(PY) -m pytest tests -q -p no:cacheprovider
 	$(PY) -m pytest integration -q -p no:cacheprovider
 
-test: setup jar-tested install test-python
+test: corpus setup jar-tested install test-python
 
 # The reliability runs at full size (8 writers x 50 appends, 50 kill -9 crashes, ...).
-test-integration-full: setup jar install
+test-integration-full: install
 	DELTALOG_INTEGRATION_FULL=1 $(PY) -m pytest integration -q -p no:cacheprovider
 
 clean:
 	rm -rf target target-* python/build python/*.egg-info python/deltalog/jars/*.jar
 
 # Side-by-side benchmarks (deltalog vs delta-rs); writes benchmarks/RESULTS.md. Not part of `make test`.
-bench: setup jar install peers
+bench: install peers
 	$(PY) benchmarks/run.py --command "make bench" --out benchmarks/RESULTS.md
 	printf '\n## S5 / S6 — commits (benchmarks/txn_bench.py)\n\n' >> benchmarks/RESULTS.md
 	$(PY) benchmarks/txn_bench.py --scenarios S5,S6 --engines delta-rs,deltalog >> benchmarks/RESULTS.md
@@ -63,7 +84,7 @@ bench: setup jar install peers
 
 # Regenerate the class list ClassPreload loads ahead of a driver's first table open (commit the
 # resulting scala/src/main/resources/io/deltalog/preload-classes.txt, then rebuild the jar).
-preload-list: setup jar install
+preload-list: install
 	$(PY) scripts/preload_list.py
 
 # Test-only peer jars for the benchmarks and tests/python/test_row_tracking_interop.py: delta-spark

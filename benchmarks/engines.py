@@ -172,12 +172,9 @@ class DeltaRsEngine:
 
     def summarize(self, case: Dict[str, Any], h: Any) -> Answer:
         dt, out = h
-        op = case["op"]
-        if op == "pm":
-            _, schema, version = out
-            return Answer(version, schema=[f.name for f in schema.fields])
-        if op == "checkpoint":
-            return Answer(dt.version())
+        ans = _table_answer(case["op"], dt, out)
+        if ans is not None:
+            return ans
         if self.op == "file_uris":
             root = os.path.abspath(case["table"]).rstrip("/") + "/"
             paths = [u.split(root, 1)[1] if root in u else u for u in out]
@@ -194,6 +191,17 @@ class DeltaRsEngine:
         import pyarrow as pa
         dt = self.dl.DeltaTable(table)
         return Answer(dt.version(), paths=pa.table(dt.get_add_actions(flatten=False)).column("path").to_pylist())
+
+
+def _table_answer(op: str, dt: Any, out: Any) -> Optional[Answer]:
+    """The answer of a `pm` or `checkpoint` case, the same for delta-rs and deltalog (``dt`` has
+    ``version()``; a `pm` case's ``out`` is (protocol, schema, version)); None for the load cases."""
+    if op == "pm":
+        _, schema, version = out
+        return Answer(int(version), schema=[f.name for f in schema.fields])
+    if op == "checkpoint":
+        return Answer(dt.version())
+    return None
 
 
 def _utc(ms: int) -> Any:
@@ -268,7 +276,7 @@ class DeltalogEngine:
             self.stop()
             raise Unavailable(f"deltalog API not available yet: {e}")
         self.has_clear = callable(getattr(DeltaTable, "clearCache", None))
-        return {"version": getattr(deltalog, "__version__", "?"), "module": os.path.dirname(deltalog.__file__),
+        return {"version": getattr(deltalog, "__version__", "?"),
                 "session_start_s": session_s, "clearCache": self.has_clear,
                 "jar": _jar_info()}
 
@@ -335,12 +343,9 @@ class DeltalogEngine:
 
     def summarize(self, case: Dict[str, Any], h: Any) -> Answer:
         dt, out = h
-        op = case["op"]
-        if op == "pm":
-            _, schema, version = out
-            return Answer(int(version), schema=[f.name for f in schema.fields])
-        if op == "checkpoint":
-            return Answer(dt.version())
+        ans = _table_answer(case["op"], dt, out)
+        if ans is not None:
+            return ans
         return Answer(dt.version(), paths=out.column("path").to_pylist(),
                       extra={"split": self._split} if self._split else {})
 

@@ -584,7 +584,7 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
     if "error" in dl:
         L.append(f"* deltalog engine: {dl['error']}")
     elif dl:
-        L.append(f"* deltalog engine: {dl.get('version')} from `{dl.get('module')}`, jar {dl.get('jar')}; "
+        L.append(f"* deltalog engine: deltalog {dl.get('version')}, jar {dl.get('jar')}; "
                  f"warm SparkSession `local[2]`, driver memory 3g, started in {dl.get('session_start_s', 0):.1f} s "
                  f"(excluded); `DeltaTable.clearCache` {'called before every run' if dl.get('clearCache') else 'absent'}; "
                  f"the driver's heap is collected (`System.gc()`) when the case changes, not between runs of a case")

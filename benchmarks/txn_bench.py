@@ -132,6 +132,14 @@ def _rs_commit(dt: Any, schema: Any, name: str, i: int) -> None:
                                 post_commithook_properties=PostCommitHookProperties(create_checkpoint=True))
 
 
+def _rs_timed_commit(dt: Any, schema: Any, name: str, i: int) -> float:
+    """One delta-rs commit of S5/S6 (refresh the table, then append one add): its latency in s."""
+    t0 = time.perf_counter()
+    dt.update_incremental()
+    _rs_commit(dt, schema, name, i)
+    return time.perf_counter() - t0
+
+
 def deltars_s5(path: str, n: int) -> Tuple[List[float], float, int]:
     from deltalake import DeltaTable
     dt = DeltaTable(path)
@@ -139,11 +147,8 @@ def deltars_s5(path: str, n: int) -> Tuple[List[float], float, int]:
     lat, failures = [], 0
     t_start = time.perf_counter()
     for i in range(n):
-        t0 = time.perf_counter()
         try:
-            dt.update_incremental()
-            _rs_commit(dt, schema, f"s5-{i}.parquet", i)
-            lat.append(time.perf_counter() - t0)
+            lat.append(_rs_timed_commit(dt, schema, f"s5-{i}.parquet", i))
         except Exception:
             failures += 1
     return lat, time.perf_counter() - t_start, failures
@@ -158,11 +163,8 @@ def _rs_writer(path: str, writer: int, n: int, go_file: str, ready: Any, results
         time.sleep(0.0005)
     lat, ends, errors = [], [], []
     for i in range(n):
-        t0 = time.perf_counter()
         try:
-            dt.update_incremental()
-            _rs_commit(dt, schema, f"w{writer}-{i}.parquet", i)
-            lat.append(time.perf_counter() - t0)
+            lat.append(_rs_timed_commit(dt, schema, f"w{writer}-{i}.parquet", i))
             ends.append(time.time())
         except Exception as e:
             errors.append(f"{type(e).__name__}: {str(e)[:200]}")

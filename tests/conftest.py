@@ -6,9 +6,19 @@ from pathlib import Path
 
 import pytest
 
+from conformance_corpus import CONFORMANCE, missing as _corpus_missing
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 VECTORS = REPO_ROOT / "tests" / "vectors"
-CONFORMANCE = (REPO_ROOT / ".." / "shared" / "conformance").resolve()
+
+
+def pytest_configure(config):
+    """Without the conformance corpus (``../shared/conformance``, or ``DELTALOG_CONFORMANCE``) the
+    run stops here, before collection, with one message (exit status 4) instead of dozens of tests
+    failing on tables that are not there."""
+    problem = _corpus_missing()
+    if problem:
+        pytest.exit(problem, returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """Tests of deltalog.actions: JSON round trip, malformed lines, path encoding, DV helpers.
 
-Run: cd /work/main && PYTHONPATH=python .venv/bin/python -m pytest tests/python/test_actions.py -q
+Run from the repository root: PYTHONPATH=python .venv/bin/python -m pytest tests/python/test_actions.py -q
 """
 from __future__ import annotations
 

@@ -18,7 +18,8 @@ from deltalog.actions import decodePath, isAbsoluteUri
 from deltalog.exceptions import DeltalogError, UnsupportedTableFeatureError
 from deltalog.tables import DeltaTable
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+from conformance_corpus import CONFORMANCE as CORPUS
+
 ENTRIES = json.loads((CORPUS / "manifest.json").read_text())
 
 

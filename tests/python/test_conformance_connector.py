@@ -18,7 +18,7 @@ import pytest
 
 from conftest import CONFORMANCE, java_error_classes
 
-MANIFEST = json.loads((CONFORMANCE / "manifest.json").read_text()) if (CONFORMANCE / "manifest.json").exists() else []
+MANIFEST = json.loads((CONFORMANCE / "manifest.json").read_text())
 
 # Zone-less timestamp partition values are read in the session time zone (delta-spark's rule);
 # these tables were written by a Spark session in the given zone.

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import deltalake  # a test dependency (python/requirements-dev.txt): fail, never skip, without it
+import conformance_corpus  # noqa: E402
 from conftest import java_error_classes  # noqa: E402
 from deltalog.exceptions import InvalidReadOptionError, TableNotFoundError  # noqa: E402
 from pyspark.errors import AnalysisException  # noqa: E402
@@ -192,7 +193,7 @@ def test_schema_evolution_reads_missing_columns_as_null(spark, tmp_path):
 
 # ------------------------------------------------------------------------------- change data feed
 
-CONFORMANCE = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "conformance"))
+CONFORMANCE = str(conformance_corpus.CONFORMANCE)
 
 # Corpus CDF tables whose feed delta-rs (load_cdf) reads too.
 CDF_TABLES = [

@@ -17,7 +17,8 @@ from deltalog._files_transfer import read_files_transfer
 from deltalog.exceptions import DeltalogError
 from deltalog.tables import DeltaTable
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+from conformance_corpus import CONFORMANCE as CORPUS
+
 ENTRIES = [e for e in json.loads((CORPUS / "manifest.json").read_text()) if not e["must_fail"]]
 
 

@@ -18,7 +18,8 @@ import pytest
 from deltalog._log_reader import read_protocol_and_metadata
 from deltalog.exceptions import DeltalogError
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+from conformance_corpus import CONFORMANCE as CORPUS
+
 TABLES = [
     "delta-rs/simple_table_with_checkpoint",
     "delta/basic-with-checkpoint",

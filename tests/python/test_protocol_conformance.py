@@ -5,7 +5,6 @@ naming what is unsupported)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +12,9 @@ from deltalog.exceptions import UnsupportedTableFeatureError
 from deltalog.features import TableFeatures
 from deltalog.protocol import Protocol
 
-MANIFEST = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "manifest.json"
+from conformance_corpus import CONFORMANCE
+
+MANIFEST = CONFORMANCE / "manifest.json"
 ENTRIES = [e for e in json.loads(MANIFEST.read_text()) if e["min_reader_version"] is not None]
 # Names found in real logs that are not Delta table features (writer bugs, private previews).
 FOREIGN_NAMES = {"catalogOwned", "liquid", "blahabl"}

@@ -19,12 +19,10 @@ import io.deltalog.log.CheckpointTestSupport._
 /** Real checkpoints of the conformance corpus (../shared/conformance). */
 class CheckpointCorpusSuite {
 
-  private val corpus: NioPath =
-    Paths.get(System.getProperty("deltalog.repo.root", "."), "..", "shared", "conformance").normalize()
+  private val corpus: NioPath = io.deltalog.ConformanceCorpus.root
 
   private def allLogFiles: Seq[NioPath] =
-    if (!Files.isDirectory(corpus)) Nil
-    else Files.walk(corpus).iterator().asScala.filter(Files.isRegularFile(_)).toSeq
+    Files.walk(corpus).iterator().asScala.filter(Files.isRegularFile(_)).toSeq
       .filter(_.toString.contains("_delta_log")).sortBy(_.toString)
 
   private val Classic = """(\d+)\.checkpoint\.parquet""".r
@@ -70,7 +68,7 @@ class CheckpointCorpusSuite {
 
   @Test def everyCorpusCheckpointReads(): Unit = {
     val all = checkpoints
-    if (all.isEmpty) { println(s"[checkpoint corpus] $corpus not found: skipped"); return }
+    assertFalse(all.isEmpty, s"no checkpoint under $corpus")
     var sidecarTotal = 0
     all.foreach { case (name, cp) =>
       val c = new Collect
@@ -232,7 +230,7 @@ class CheckpointCorpusSuite {
     allLogFiles.find(p => p.toString.contains("basic-with-checkpoint") && p.getFileName.toString.endsWith(".checkpoint.parquet"))
 
   @Test def truncatedOrGarbageParquetIsCorruptLogFile(): Unit = {
-    val src = firstClassic.getOrElse { println("[checkpoint corpus] not found: skipped"); return }
+    val src = firstClassic.getOrElse(fail[NioPath](s"no basic-with-checkpoint checkpoint under $corpus"))
     val bytes = Files.readAllBytes(src)
     val log = tempLogDir("cp-corrupt")
     val cases = Seq(

@@ -10,6 +10,7 @@ import org.apache.hadoop.fs.{Path, RawLocalFileSystem}
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
+import io.deltalog.ConformanceCorpus
 import io.deltalog.actions.Action
 import io.deltalog.exceptions.DeltalogException
 import io.deltalog.txn.{Operation, OptimisticTransaction, TxnTestSupport}
@@ -71,10 +72,10 @@ class GenericFileSystemSuite {
       s.tombstones.map(_.path).toSeq.sorted)
 
   @Test def corpusReadsTheSameThroughAGenericFileSystem(): Unit = {
-    val root = LogTestSupport.corpusRoot
+    val root = ConformanceCorpus.root
     val failures = Vector.newBuilder[String]
     var compared = 0
-    LogTestSupport.corpusManifest.foreach { e =>
+    ConformanceCorpus.manifest.foreach { e =>
       val table = root.resolve(e.get("table_path").asText())
       def open(path: String, conf: Configuration) =
         try Right(view(DeltaLog.uncached(path, conf).snapshot())) catch { case ex: Throwable => Left(ex) }

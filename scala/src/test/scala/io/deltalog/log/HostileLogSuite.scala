@@ -8,7 +8,7 @@ import scala.util.Random
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
-import io.deltalog.TestDirs
+import io.deltalog.{ConformanceCorpus, TestDirs}
 import io.deltalog.exceptions.DeltalogException
 
 /**
@@ -146,8 +146,8 @@ class HostileLogSuite {
 
   /** The corpus tables of [[Tables]]: (id, table directory). */
   private def corpusTables(): Seq[(String, NioPath)] = {
-    val paths = corpusManifest.map(e => e.get("id").asText() -> e.get("table_path").asText()).toMap
-    Tables.map(id => id -> corpusRoot.resolve(paths.getOrElse(id, fail(s"$id is not in the corpus manifest"))))
+    val paths = ConformanceCorpus.manifest.map(e => e.get("id").asText() -> e.get("table_path").asText()).toMap
+    Tables.map(id => id -> ConformanceCorpus.resolve(paths.getOrElse(id, fail(s"$id is not in the corpus manifest"))))
   }
 
   @Test def damagedLogFilesLoadOrFailWithATypedError(): Unit = {

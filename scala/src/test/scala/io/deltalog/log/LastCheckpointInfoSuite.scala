@@ -58,7 +58,7 @@ class LastCheckpointInfoSuite {
   @Test def acceptsDeltaSparkWrittenFile(): Unit = {
     // Written by delta-spark (conformance corpus, delta-rs/data_err_logs_table_g).
     val text = scala.io.Source.fromFile(
-      s"${sys.props.getOrElse("deltalog.repo.root", ".")}/../shared/conformance/delta-rs/data_err_logs_table_g/_delta_log/_last_checkpoint",
+      io.deltalog.ConformanceCorpus.resolve("delta-rs/data_err_logs_table_g/_delta_log/_last_checkpoint").toFile,
       "UTF-8").mkString
     val info = LastCheckpointInfo.fromJson(text)
     assertTrue(info.isRight, info.toString)

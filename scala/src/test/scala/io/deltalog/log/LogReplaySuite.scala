@@ -3,10 +3,8 @@ package io.deltalog.log
 import java.nio.charset.StandardCharsets
 import java.nio.file.{Files, Path => NioPath}
 
-import scala.jdk.CollectionConverters._
 import scala.util.Random
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 import org.junit.jupiter.api.Assertions._
@@ -21,18 +19,6 @@ import io.deltalog.protocol.Protocol
 object LogTestSupport {
   val conf = new Configuration()
 
-  /** The conformance corpus, `../shared/conformance` of the repository (`-Ddeltalog.repo.root`, else the working directory). */
-  def corpusRoot: java.nio.file.Path = {
-    val root = Option(System.getProperty("deltalog.repo.root")).getOrElse(System.getProperty("user.dir"))
-    java.nio.file.Paths.get(root).resolve("../shared/conformance").normalize()
-  }
-
-  /** The entries of the corpus' `manifest.json` (the test fails when the corpus is missing). */
-  def corpusManifest: Seq[JsonNode] = {
-    val file = corpusRoot.resolve("manifest.json")
-    assertTrue(Files.isRegularFile(file), s"conformance corpus not found at $corpusRoot")
-    new ObjectMapper().readTree(file.toFile).elements().asScala.toSeq
-  }
   val protocol12: Protocol = Protocol(1, 2)
   val schema = """{"type":"struct","fields":[{"name":"id","type":"integer","nullable":true,"metadata":{}}]}"""
 

@@ -278,7 +278,7 @@ class LogSegmentBuilderSuite {
   // ---------------------------------------------------------------------------------------------
   // Conformance corpus
 
-  private val conformanceRoot = new File(s"${sys.props.getOrElse("deltalog.repo.root", ".")}/../shared/conformance")
+  private def conformanceRoot: File = io.deltalog.ConformanceCorpus.root.toFile
 
   @Test def conformanceCorpus(): Unit = {
     val manifest = new ObjectMapper().readTree(new File(conformanceRoot, "manifest.json"))

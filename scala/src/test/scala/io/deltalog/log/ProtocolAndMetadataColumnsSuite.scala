@@ -1,6 +1,6 @@
 package io.deltalog.log
 
-import java.nio.file.{Files, Paths, Path => NioPath}
+import java.nio.file.{Files, Path => NioPath}
 
 import scala.jdk.CollectionConverters._
 
@@ -24,8 +24,7 @@ import io.deltalog.protocol.Protocol
  */
 class ProtocolAndMetadataColumnsSuite {
 
-  private val corpus: NioPath =
-    Paths.get(System.getProperty("deltalog.repo.root", "."), "..", "shared", "conformance").normalize()
+  private val corpus: NioPath = io.deltalog.ConformanceCorpus.root
 
   /** (protocol, metadata) read with the decoder on or off, or the error's class and message. */
   private def readPm(cp: CheckpointInstance, decode: Boolean): Either[String, (Option[Protocol], Option[Metadata])] = {
@@ -38,7 +37,6 @@ class ProtocolAndMetadataColumnsSuite {
   private def single(p: NioPath, version: Long): CheckpointInstance = CheckpointInstance(version, Seq(status(hadoopPath(p))))
 
   @Test def everyCorpusCheckpointDecodesAsAssembled(): Unit = {
-    assertTrue(Files.isDirectory(corpus), s"conformance corpus missing at $corpus")
     val Classic = """(\d+)\.checkpoint(\.\d+\.\d+)?\.parquet""".r
     val Uuid = """(\d+)\.checkpoint\.[^.]+\.parquet""".r
     val files = Files.walk(corpus).iterator().asScala.filter(Files.isRegularFile(_))

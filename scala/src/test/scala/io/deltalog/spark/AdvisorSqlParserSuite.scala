@@ -1,7 +1,5 @@
 package io.deltalog.spark
 
-import java.nio.file.Paths
-
 import org.apache.spark.sql.catalyst.TableIdentifier
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
@@ -13,10 +11,7 @@ class AdvisorSqlParserSuite {
   private lazy val spark = SparkTestSession.spark
   private lazy val parser = new DeltalogSqlParser(spark.sessionState.sqlParser)
 
-  private def corpus(table: String): String = {
-    val root = Option(System.getProperty("deltalog.repo.root")).getOrElse(".")
-    Paths.get(root, "..", "shared", "conformance", table).normalize().toString
-  }
+  private def corpus(table: String): String = io.deltalog.ConformanceCorpus.resolve(table).toString
 
   @Test def parsesThePathAndTableForms(): Unit = {
     assertEquals(DescribeProtocolCommand(Some("/data/t"), None), parser.parsePlan("DESCRIBE PROTOCOL '/data/t'"))

@@ -5,8 +5,8 @@ import scala.jdk.CollectionConverters._
 import org.junit.jupiter.api.Assertions._
 import org.junit.jupiter.api.Test
 
-import io.deltalog.TestDirs
-import io.deltalog.log.{GenericTestFileSystem, LogStore, LogTestSupport}
+import io.deltalog.{ConformanceCorpus, TestDirs}
+import io.deltalog.log.{GenericTestFileSystem, LogStore}
 
 /**
  * `spark.read/write.format("deltalog")` on `dltest:` paths: a Hadoop file system that is not
@@ -53,8 +53,8 @@ class ConnectorGenericFileSystemSuite {
   }
 
   @Test def corpusDeletionVectorTablesReadTheSameThroughAGenericFileSystem(): Unit = withGenericStore {
-    val root = LogTestSupport.corpusRoot
-    val dvTables = LogTestSupport.corpusManifest.filter { e =>
+    val root = ConformanceCorpus.root
+    val dvTables = ConformanceCorpus.manifest.filter { e =>
       e.get("data_present").asBoolean() && !e.get("must_fail").asBoolean() &&
         e.get("exercises").elements().asScala.exists(_.asText() == "deletion-vectors")
     }

@@ -1,6 +1,6 @@
 package io.deltalog.spark
 
-import java.nio.file.{Path => NioPath, Paths}
+import java.nio.file.{Path => NioPath}
 
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -13,8 +13,8 @@ import io.deltalog.spark.read.{DeltalogFileIndex, ListingStats}
 object ConnectorReadTestSupport {
   def spark: SparkSession = SparkTestSession.spark
 
-  val corpus: NioPath =
-    Paths.get(System.getProperty("deltalog.repo.root", "."), "..", "shared", "conformance").toAbsolutePath.normalize()
+  /** The conformance corpus (fails with the one message when it is missing: see ConformanceCorpus). */
+  def corpus: NioPath = io.deltalog.ConformanceCorpus.root
 
   def table(rel: String): String = corpus.resolve(rel).toString
 
