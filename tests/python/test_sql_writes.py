@@ -230,15 +230,25 @@ def test_ctas_with_tblproperties_and_comment(spark, db):
     assert fingerprint(path) == before
 
 
+def location_of_new(spark, table: str) -> Path:
+    """Where a managed table `db.name` would live."""
+    db, short = table.split(".")
+    warehouse = Path(spark.sql(f"DESCRIBE DATABASE {db}").filter("info_name = 'Location'").first()
+                     .info_value.replace("file:", ""))
+    return warehouse / short
+
+
 def test_failed_ctas_leaves_nothing(spark, db):
     t = name(db)
-    short = t.split(".")[1]
     with pytest.raises(Exception):
         spark.sql(f"CREATE TABLE {t} USING deltalog AS SELECT 1 / 0 AS x")
     assert not spark.catalog.tableExists(t)
-    warehouse = Path(spark.sql(f"DESCRIBE DATABASE {db}").filter("info_name = 'Location'").first()
-                     .info_value.replace("file:", ""))
-    assert not (warehouse / short).exists()
+    assert not location_of_new(spark, t).exists()
+    # a constraint-free failure late in the write (a bad property value) leaves nothing either
+    refused(lambda: spark.sql(f"CREATE TABLE {t} USING deltalog TBLPROPERTIES ('delta.appendOnly' = 'maybe') "
+                              "AS SELECT 1 AS x"), "DELTA_INVALID_TABLE_PROPERTY_VALUE")
+    assert not spark.catalog.tableExists(t)
+    assert not location_of_new(spark, t).exists()
 
 
 def test_create_table_then_insert_and_register_existing(spark, db, tmp_path):
@@ -479,3 +489,23 @@ def test_session_without_extension_and_catalog(tmp_path):
     assert versions(table) == [0, 1]
     first = "_delta_log/00000000000000000000.json"
     assert fingerprint(table)[first] == before[first]
+
+
+def test_table_properties_are_validated_in_sql(spark, db):
+    """Known properties are checked when set (CTAS, ALTER TABLE), unknown delta.* names refused; nothing
+    is written for a refused statement."""
+    t = name(db)
+    refused(lambda: spark.sql(f"CREATE TABLE {t} USING deltalog TBLPROPERTIES ('delta.checkpointInterval' = 'abc') "
+                              "AS SELECT 1 AS id"), "DELTA_INVALID_TABLE_PROPERTY_VALUE")
+    refused(lambda: spark.sql(f"CREATE TABLE {t} USING deltalog TBLPROPERTIES ('delta.fooBar' = '1') "
+                              "AS SELECT 1 AS id"), "DELTA_UNKNOWN_CONFIGURATION")
+    assert not spark.catalog.tableExists(t)
+    assert not (location_of_new(spark, t)).exists()
+    spark.sql(f"CREATE TABLE {t} USING deltalog AS SELECT 1 AS id")
+    path = location(spark, t)
+    before = fingerprint(path)
+    refused(lambda: spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('delta.checkpointInterval' = '0')"),
+            "DELTA_INVALID_TABLE_PROPERTY_VALUE")
+    refused(lambda: spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('delta.columnMapping.mode' = 'names')"),
+            "DELTA_INVALID_TABLE_PROPERTY_VALUE")
+    assert fingerprint(path) == before

@@ -89,10 +89,21 @@ private[spark] final class DeltalogTableCreation(
         (SaveMode.Overwrite, writeParams - WriteOptions.ReplaceWhere + (WriteOptions.PartitionOverwriteMode -> "static"),
           StatementContext(Some(staged.kind.sql + asSelect), tableProperties, description, isManaged, replaceTable = true))
       }
-    val table = new DeltalogTable(spark, path, existing, tableName)
-    new io.deltalog.commands.WriteIntoDeltalog(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], path,
-      mode, new WriteOptions(table.options ++ params + ("path" -> path), k => spark.conf.getOption(k)),
-      partitionBy, data, statement).run()
+    val root = new Path(path)
+    val existedBefore = try log.fs.exists(root) catch { case NonFatal(_) => true }
+    try {
+      new io.deltalog.commands.WriteIntoDeltalog(spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession], path,
+        mode, new WriteOptions(params + ("path" -> path), k => spark.conf.getOption(k)),
+        partitionBy, data, statement).run()
+    } catch {
+      case NonFatal(e) =>
+        // A new table's folder that this statement created (empty directories, a log folder) goes too.
+        if (!replacing && !existedBefore && DeltalogCatalog.latest(DeltaLog.uncached(path,
+            DeltalogReader.hadoopConf(spark, Map.empty))).isEmpty) {
+          try log.fs.delete(root, true) catch { case NonFatal(_) => () }
+        }
+        throw e
+    }
     DeltalogTable.refreshCaches(spark, path)
 
     if (!isPath && existing.isEmpty) {
