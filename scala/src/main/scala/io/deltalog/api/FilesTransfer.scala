@@ -6,7 +6,8 @@ import java.nio.charset.StandardCharsets.UTF_8
 import java.nio.file.{Paths, StandardOpenOption}
 import java.util.concurrent.ArrayBlockingQueue
 
-import io.deltalog.log.{EncodedMap, FileChunk, RowBlocks, SnapshotState, Utf8Column}
+import io.deltalog.log.{EncodedMap, FileChunk, SnapshotState, Utf8Column}
+import io.deltalog.parquet.RowBlocks
 
 /**
  * The live files of a snapshot written for Python as raw Arrow buffers, without Arrow Java: each

@@ -4,9 +4,11 @@ import java.io.OutputStream
 
 import scala.collection.mutable.ArrayBuffer
 
+import org.apache.parquet.io.api.RecordConsumer
 import org.apache.parquet.schema.MessageType
 
 import io.deltalog.actions._
+import io.deltalog.parquet.{ColumnChunkWriter, ParquetPageFile, ShreddedRows}
 
 /**
  * The rows of a checkpoint written from a snapshot's state, numbered in checkpoint order:
@@ -77,7 +79,7 @@ private[log] final class CheckpointRows(head: IndexedSeq[Action], state: Snapsho
     val h = head.size.toLong
     val t = h + numAdds
     val out = ArrayBuffer.empty[Run]
-    def shredded(actions: Iterator[Action]): Unit = out += new ShreddedRun(ShreddedRows.actions(schema, statsStruct, actions))
+    def shredded(actions: Iterator[Action]): Unit = out += new ShreddedRun(shreddedActions(schema, statsStruct, actions))
     if (from < h) shredded(head.slice(from.toInt, math.min(until, h).toInt).iterator)
     if (from < t && until > h) out += new AddRun(fileSlice(math.max(from, h) - h, math.min(until, t) - h), adds)
     if (until > t) shredded(tombstones.slice((math.max(from, t) - t).toInt, (until - t).toInt).iterator)
@@ -90,7 +92,7 @@ private[log] final class CheckpointRows(head: IndexedSeq[Action], state: Snapsho
    */
   def writeFile(out: OutputStream, schema: MessageType, statsStruct: Option[CheckpointStatsStruct],
       from: Long, until: Long, rowGroupBytes: Long = RowGroupBytes, pageSize: Int = ParquetPageFile.PageSize): Unit = {
-    val file = new ParquetPageFile(out, schema, Map("writer.model.name" -> "deltalog"), pageSize)
+    val file = new ParquetPageFile(out, schema, Map("writer.model.name" -> "deltalog"), CheckpointThreads.executor, pageSize)
     val leaves = schema.getColumns
     val adds = new LiveAddColumns(schema, statsStruct)
     val rows = until - from
@@ -120,6 +122,16 @@ private[log] object CheckpointRows {
   val RowGroupBytes: Long = 128L << 20
   /** Bytes of a row besides its path and stats (estimate). */
   val RowOverheadBytes: Int = 48
+
+  /** Checkpoint rows of `actions`, as [[ParquetActionWriteSupport]] writes them. */
+  def shreddedActions(schema: MessageType, statsStruct: Option[CheckpointStatsStruct], actions: Iterator[Action]): ShreddedRows = {
+    val support = new ParquetActionWriteSupport(schema, statsStruct)
+    var prepared: RecordConsumer = null
+    ShreddedRows(schema, actions) { (rc, a) =>
+      if (prepared ne rc) { support.prepareForWrite(rc); prepared = rc }
+      support.write(a)
+    }
+  }
 
   /** Consecutive rows of one kind, written one leaf column at a time. */
   private sealed trait Run { def write(leaf: Int, w: ColumnChunkWriter): Unit }

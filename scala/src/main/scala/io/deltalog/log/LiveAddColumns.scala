@@ -4,6 +4,8 @@ import org.apache.parquet.column.ColumnDescriptor
 import org.apache.parquet.io.api.RecordConsumer
 import org.apache.parquet.schema.{GroupType, MessageType}
 
+import io.deltalog.parquet.{ColumnChunkWriter, ShreddedRows}
+
 /** Live rows `rows(from until until)` of `chunk` (row indexes in chunk order). */
 private[log] final class LiveRows(val chunk: FileChunk, val rows: Array[Int], val from: Int, val until: Int) {
   def size: Int = until - from

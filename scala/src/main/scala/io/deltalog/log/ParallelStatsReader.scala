@@ -7,6 +7,8 @@ import java.util.concurrent.locks.LockSupport
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.schema.MessageType
 
+import io.deltalog.parquet.{BinaryLeafDecoder, MappedColumnChunk, RowBlocks}
+
 /**
  * Decodes the `add.stats` column of one checkpoint row group on a background thread while the
  * reader's thread decodes the other `add` columns and hands rows to the sink. `stats` is most of

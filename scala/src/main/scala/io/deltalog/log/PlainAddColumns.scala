@@ -11,6 +11,8 @@ import org.apache.parquet.io.api.Binary
 import org.apache.parquet.schema.{GroupType, MessageType, Type}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName._
 
+import io.deltalog.parquet.{BinaryLeafDecoder, BooleanLeafDecoder, LongLeafDecoder, RowBlocks}
+
 /**
  * Column-wise reading of a checkpoint's `add` rows (every field but `stats_parsed` /
  * `partitionValues_parsed`, which go through record assembly): `path`, `stats`, `size`,

@@ -1,26 +1,25 @@
 package io.deltalog.log
 
-import java.nio.{ByteBuffer, ByteOrder}
-import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.ByteBuffer
 
 import scala.util.control.NonFatal
 
-import org.apache.parquet.bytes.BytesUtils
-import org.apache.parquet.column.ColumnDescriptor
-import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, CompressionCodecName}
+import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData}
 import org.apache.parquet.schema.{GroupType, MessageType, Type}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
 import io.deltalog.actions.{Action, Format, Metadata}
-import io.deltalog.log.ParquetFooterThrift.PageHeader
+import io.deltalog.parquet.SparseColumnChunk
+import io.deltalog.parquet.SparseColumnChunk.{LeafSlots, Slot}
 
 /**
  * The `protocol` and `metaData` rows of a local Parquet checkpoint, decoded straight from their
- * column chunks in the file's memory map ([[MappedFiles]]) instead of through parquet-mr's page
- * index, filtered row-group read and record assembly. In a checkpoint these columns are null in
- * every row but one or two, so each of their chunks is a few runs of definition levels and a
- * handful of values: the levels are walked run by run ([[HybridRle.Runs]]) and only the slots of
- * rows that hold a value are looked at. The actions are the ones [[ParquetActionConverters]]
+ * column chunks in the file's memory map ([[io.deltalog.parquet.MappedFiles]]) instead of through
+ * parquet-mr's page index, filtered row-group read and record assembly. In a checkpoint these
+ * columns are null in every row but one or two, so each of their chunks is a few runs of
+ * definition levels and a handful of values: [[SparseColumnChunk]] walks the levels run by run
+ * and keeps only the slots of rows that hold a value; this object assembles actions from those
+ * slots. The actions are the ones [[ParquetActionConverters]]
  * builds from the same rows (same lenient rules for missing lists, maps and formats).
  *
  * Handles uncompressed and snappy chunks of V1 data pages (what Spark, delta-rs and deltalog
@@ -33,7 +32,7 @@ import io.deltalog.log.ParquetFooterThrift.PageHeader
  */
 private[log] object ProtocolAndMetadataColumns {
   /** Non-null slots kept per leaf; beyond that this is not a checkpoint's protocol / metaData. */
-  val MaxSlots = 4096
+  val MaxSlots: Int = SparseColumnChunk.MaxSlots
 
   /** Files whose protocol / metaData rows were decoded here (tests, diagnostics). */
   val filesDecoded = new java.util.concurrent.atomic.AtomicLong()
@@ -68,12 +67,6 @@ private[log] object ProtocolAndMetadataColumns {
       Some(out.result())
     } catch { case NonFatal(_) => None }
 
-  /** One non-null slot of a leaf: its row (in the row group), levels and value (null unless defined). */
-  private final class Slot(val row: Long, val rep: Int, val dl: Int, val value: AnyRef)
-
-  /** The non-null slots of one leaf by row, in slot order. */
-  private type LeafSlots = java.util.HashMap[java.lang.Long, java.util.ArrayList[Slot]]
-
   private def rowGroup(map: ByteBuffer, block: BlockMetaData, requested: MessageType): Option[IndexedSeq[Action]] = {
     val chunks = new java.util.HashMap[String, ColumnChunkMetaData]()
     block.getColumns.forEach(c => chunks.put(c.getPath.toDotString, c))
@@ -84,224 +77,12 @@ private[log] object ProtocolAndMetadataColumns {
       val dotted = d.getPath.mkString(".")
       val chunk = chunks.get(dotted)
       if (chunk == null) return None
-      decodeLeaf(map, chunk, d) match {
+      SparseColumnChunk.decodeLeaf(map, chunk, d) match {
         case Some(s) => leaves.put(dotted, s)
         case None => return None
       }
     }
     new Assembler(requested, leaves).actions(block.getRowCount)
-  }
-
-  // ------------------------------------------------------------------------------ one leaf
-
-  private def decodeLeaf(map: ByteBuffer, chunk: ColumnChunkMetaData, d: ColumnDescriptor): Option[LeafSlots] = {
-    val codec = chunk.getCodec
-    if (codec != CompressionCodecName.UNCOMPRESSED && codec != CompressionCodecName.SNAPPY) return None
-    if (chunk.isEncrypted || chunk.getStartingPos < 0 || chunk.getTotalSize <= 0 ||
-      chunk.getStartingPos + chunk.getTotalSize > map.capacity()) return None
-    val kind = d.getPrimitiveType.getPrimitiveTypeName
-    if (kind != PrimitiveTypeName.BINARY && kind != PrimitiveTypeName.INT32 && kind != PrimitiveTypeName.INT64) return None
-    val maxRl = d.getMaxRepetitionLevel
-    val maxDl = d.getMaxDefinitionLevel
-    if (maxRl > 1 || maxDl < 1) return None
-    val bytes = map.duplicate().order(ByteOrder.LITTLE_ENDIAN)
-    val start = chunk.getStartingPos.toInt
-    val end = start + chunk.getTotalSize.toInt
-    val out: LeafSlots = new java.util.HashMap()
-    var slots = 0
-    var dictionary: Array[AnyRef] = null
-    var row = -1L
-    var values = 0L
-    var pos = start
-    while (pos < end) {
-      val (header, headerLength) = ParquetFooterThrift.readPageHeader(bytes, pos, end)
-      val bodyAt = pos + headerLength
-      val size = header.compressedSize
-      if (size < 0 || bodyAt.toLong + size > end) return None
-      pos = bodyAt + size
-      header.pageType match {
-        case PageHeader.DictionaryPage =>
-          if (!header.hasDictionaryHeader || dictionary != null || values > 0) return None
-          if (header.encoding != Plain && header.encoding != PlainDictionary) return None
-          val body = uncompress(bytes, bodyAt, size, header.uncompressedSize, codec)
-          val reader = new PlainValues(body, 0, body.limit(), kind)
-          dictionary = Array.fill[AnyRef](header.numValues)(reader.next())
-        case PageHeader.DataPage =>
-          if (!header.hasDataHeader) return None
-          if (maxRl > 0 && header.repetitionEncoding != Rle) return None
-          if (header.definitionEncoding != Rle) return None
-          val body = uncompress(bytes, bodyAt, size, header.uncompressedSize, codec)
-          var p = 0
-          def levels(max: Int): LevelCursor = {
-            val len = body.getInt(p)
-            if (len < 0 || p + 4L + len > body.limit()) throw new IllegalStateException("bad level length")
-            val c = new LevelCursor(body, p + 4, p + 4 + len, BytesUtils.getWidthFromMaxInt(max))
-            p += 4 + len
-            c
-          }
-          val reps = if (maxRl > 0) levels(maxRl) else null
-          val defs = levels(maxDl)
-          val vals = valuesOf(header.encoding, body, p, body.limit(), kind, dictionary)
-          if (vals == null) return None
-          val n = walk(header.numValues, reps, defs, vals, maxDl, row, out, slots)
-          if (n == null) return None
-          row = n._1; slots = n._2
-          values += header.numValues
-        case PageHeader.DataPageV2 => return None // (checkpoint writers use V1 pages)
-        case _ => // index pages
-      }
-    }
-    if (values != chunk.getValueCount) None else Some(out)
-  }
-
-  /**
-   * Walks `count` slots of a page: runs of level 0 (a null top-level struct, one row per slot) in
-   * one step, every other slot one by one. Returns the last row index and the slots kept so far,
-   * or null past [[MaxSlots]].
-   */
-  private def walk(count: Int, reps: LevelCursor, defs: LevelCursor, vals: ValueReader, maxDl: Int,
-      startRow: Long, out: LeafSlots, startSlots: Int): (Long, Int) = {
-    var row = startRow
-    var slots = startSlots
-    var left = count
-    while (left > 0) {
-      val run = defs.runOfZeros(left)
-      if (run > 0) {
-        // level 0 slots: no repetition possible, each one a new row
-        if (reps != null) reps.skip(run)
-        row += run
-        left -= run
-      } else {
-        val dl = defs.next()
-        val rl = if (reps == null) 0 else reps.next()
-        if (rl == 0) row += 1
-        if (row < 0 || (dl == 0 && rl != 0)) throw new IllegalStateException("repeated slot without a row")
-        if (dl > 0) { // (a null row inside a bit-packed run holds nothing)
-          val value = if (dl == maxDl) vals.next() else null
-          slots += 1
-          if (slots > MaxSlots) return null
-          var list = out.get(row)
-          if (list == null) { list = new java.util.ArrayList[Slot](2); out.put(row, list) }
-          list.add(new Slot(row, rl, dl, value))
-        }
-        left -= 1
-      }
-    }
-    (row, slots)
-  }
-
-  private def uncompress(bytes: ByteBuffer, at: Int, size: Int, rawSize: Int, codec: CompressionCodecName): ByteBuffer = {
-    val src = bytes.duplicate().position(at).limit(at + size).asInstanceOf[ByteBuffer].slice()
-    if (codec == CompressionCodecName.UNCOMPRESSED) {
-      if (rawSize != size) throw new IllegalStateException("compressed page in an uncompressed chunk")
-      src.order(ByteOrder.LITTLE_ENDIAN)
-    } else {
-      val in = new Array[Byte](size)
-      src.get(in)
-      if (rawSize < 0 || org.xerial.snappy.Snappy.uncompressedLength(in, 0, size) != rawSize)
-        throw new IllegalStateException("page size does not match its snappy data")
-      val out = new Array[Byte](rawSize)
-      org.xerial.snappy.Snappy.uncompress(in, 0, size, out, 0)
-      ByteBuffer.wrap(out).order(ByteOrder.LITTLE_ENDIAN)
-    }
-  }
-
-  // ------------------------------------------------------------------------------ levels and values
-
-  /** Levels of one page read from the RLE / bit-packing hybrid runs (`bitWidth` 1..32). */
-  private final class LevelCursor(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int) {
-    private val runs = new HybridRle.Runs(buf, pos, end, bitWidth)
-    private var left = 0
-    private var rle = true
-    private var value = 0
-    private var packed: Array[Int] = _
-    private var at = 0
-
-    private def load(): Unit = {
-      runs.next()
-      rle = runs.rle
-      left = runs.length
-      if (rle) value = runs.value
-      else {
-        packed = new Array[Int](runs.length)
-        runs.unpack(runs.length, packed, 0)
-        at = 0
-      }
-    }
-
-    def next(): Int = {
-      while (left == 0) load()
-      left -= 1
-      if (rle) value else { at += 1; packed(at - 1) }
-    }
-
-    /** The number (at most `max`) of level-0 slots starting here, when they start an RLE run of 0s; else 0. */
-    def runOfZeros(max: Int): Int = {
-      while (left == 0) load()
-      if (!rle || value != 0) 0
-      else { val n = math.min(left, max); left -= n; n }
-    }
-
-    def skip(n: Int): Unit = {
-      var k = n
-      while (k > 0) {
-        while (left == 0) load()
-        val take = math.min(left, k)
-        left -= take
-        if (!rle) at += take
-        k -= take
-      }
-    }
-  }
-
-  private abstract class ValueReader { def next(): AnyRef }
-
-  /** PLAIN values of `kind` in `[pos, end)` of `buf`. */
-  private final class PlainValues(buf: ByteBuffer, pos: Int, end: Int, kind: PrimitiveTypeName) extends ValueReader {
-    private val b = buf.duplicate().order(ByteOrder.LITTLE_ENDIAN)
-    private var p = pos
-    private def need(n: Long): Unit = if (n < 0 || p + n > end) throw new IllegalStateException("values end early")
-    def next(): AnyRef = kind match {
-      case PrimitiveTypeName.BINARY =>
-        need(4)
-        val len = b.getInt(p)
-        p += 4
-        need(len)
-        val a = new Array[Byte](len)
-        b.get(p, a)
-        p += len
-        new String(a, UTF_8)
-      case PrimitiveTypeName.INT32 => need(4); p += 4; Integer.valueOf(b.getInt(p - 4))
-      case _ => need(8); p += 8; java.lang.Long.valueOf(b.getLong(p - 8))
-    }
-  }
-
-  /** Dictionary ids (bit width byte, then hybrid runs) mapped through `dictionary`. */
-  private final class DictionaryValues(buf: ByteBuffer, pos: Int, end: Int, dictionary: Array[AnyRef]) extends ValueReader {
-    private lazy val ids = {
-      if (pos >= end) throw new IllegalStateException("missing dictionary id width")
-      val width = buf.get(pos) & 0xFF
-      if (width > 32) throw new IllegalStateException("bad dictionary id width")
-      if (width == 0) null else new LevelCursor(buf, pos + 1, end, width)
-    }
-    def next(): AnyRef = {
-      val id = if (ids == null) 0 else ids.next()
-      if (id < 0 || id >= dictionary.length) throw new IllegalStateException("dictionary id out of range")
-      dictionary(id)
-    }
-  }
-
-  // Thrift `Encoding` ids
-  private final val Plain = 0
-  private final val PlainDictionary = 2
-  private final val Rle = 3
-  private final val RleDictionary = 8
-
-  private def valuesOf(encoding: Int, buf: ByteBuffer, pos: Int, end: Int, kind: PrimitiveTypeName,
-      dictionary: Array[AnyRef]): ValueReader = encoding match {
-    case Plain => new PlainValues(buf, pos, end, kind)
-    case PlainDictionary | RleDictionary if dictionary != null => new DictionaryValues(buf, pos, end, dictionary)
-    case _ => null
   }
 
   // ------------------------------------------------------------------------------ rows to actions

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test
 
 import io.deltalog.actions._
 import io.deltalog.exceptions.CorruptLogFileException
+import io.deltalog.parquet.MappedColumnChunk
 import io.deltalog.protocol.Protocol
 import io.deltalog.log.CheckpointTestSupport._
 

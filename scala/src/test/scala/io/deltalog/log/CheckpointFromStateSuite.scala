@@ -16,6 +16,7 @@ import org.junit.jupiter.api.{AfterAll, BeforeAll, Test, TestInstance}
 
 import io.deltalog.actions._
 import io.deltalog.log.CheckpointTestSupport.{protocolFeatures, readAll, stats, tempLogDir, tree, SchemaString}
+import io.deltalog.parquet.{LevelRuns, LittleEndianBuffer, ParquetFooterSuite, ParquetLevels}
 
 /**
  * The checkpoint writer's fast path (a snapshot's [[CheckpointActions]] written column-wise

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test
 import io.deltalog.TestDirs
 import io.deltalog.actions._
 import io.deltalog.log.CheckpointTestSupport._
+import io.deltalog.parquet.RowTrimmedPages
 import io.deltalog.protocol.Protocol
 
 /**

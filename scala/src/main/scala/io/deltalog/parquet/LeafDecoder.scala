@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.{ByteBuffer, ByteOrder}
 
@@ -17,7 +17,7 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
  * that level is the maximum. Encodings a subclass does not parse itself go through parquet-mr's
  * values reader.
  */
-private[log] abstract class LeafDecoder(pages: PageReader, protected val desc: ColumnDescriptor) {
+private[deltalog] abstract class LeafDecoder(pages: PageReader, protected val desc: ColumnDescriptor) {
   require(desc.getMaxRepetitionLevel == 0, s"$desc is repeated")
   protected final val maxDl: Int = desc.getMaxDefinitionLevel
   private val width = BytesUtils.getWidthFromMaxInt(maxDl)
@@ -196,7 +196,7 @@ private[log] abstract class LeafDecoder(pages: PageReader, protected val desc: C
 }
 
 /** An INT64 or INT32 leaf; [[value]] is the current value (INT32 widened). */
-private[log] final class LongLeafDecoder(pages: PageReader, desc: ColumnDescriptor) extends LeafDecoder(pages, desc) {
+private[deltalog] final class LongLeafDecoder(pages: PageReader, desc: ColumnDescriptor) extends LeafDecoder(pages, desc) {
   private val isInt32 = desc.getPrimitiveType.getPrimitiveTypeName == PrimitiveTypeName.INT32
   require(isInt32 || desc.getPrimitiveType.getPrimitiveTypeName == PrimitiveTypeName.INT64, s"$desc is not an integer")
   private val width = if (isInt32) 4 else 8
@@ -247,7 +247,7 @@ private[log] final class LongLeafDecoder(pages: PageReader, desc: ColumnDescript
 }
 
 /** A BOOLEAN leaf; [[value]] is the current value. */
-private[log] final class BooleanLeafDecoder(pages: PageReader, desc: ColumnDescriptor) extends LeafDecoder(pages, desc) {
+private[deltalog] final class BooleanLeafDecoder(pages: PageReader, desc: ColumnDescriptor) extends LeafDecoder(pages, desc) {
   require(desc.getPrimitiveType.getPrimitiveTypeName == PrimitiveTypeName.BOOLEAN, s"$desc is not a boolean")
   var value: Boolean = false
 

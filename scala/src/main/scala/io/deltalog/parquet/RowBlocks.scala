@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 /**
  * Long per-row loops (decoding a checkpoint's rows, copying them out) are cut into calls that

@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import org.apache.parquet.column.{ColumnDescriptor, ColumnWriteStore, ColumnWriter}
 import org.apache.parquet.io.ColumnIOFactory
@@ -6,15 +6,13 @@ import org.apache.parquet.io.api.{Binary, RecordConsumer}
 import org.apache.parquet.schema.MessageType
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName._
 
-import io.deltalog.actions.Action
-
 /**
  * The entries (repetition level, definition level, value) that parquet-mr's record shredding
  * ([[org.apache.parquet.io.MessageColumnIO]]) produces for one leaf column, kept in order so
  * that they can be replayed into a [[ColumnChunkWriter]] later (column by column). Consecutive
  * nulls with the same levels are kept as one run.
  */
-private[log] final class LeafEntries(val descriptor: ColumnDescriptor) extends ColumnWriter {
+private[deltalog] final class LeafEntries(val descriptor: ColumnDescriptor) extends ColumnWriter {
   // ops: (rep, def, count) triples; count < 0 marks one non-null value (the next in `longs` or
   // `binaries`, depending on the column type).
   private var ops = new Array[Int](24)
@@ -84,7 +82,7 @@ private[log] final class LeafEntries(val descriptor: ColumnDescriptor) extends C
  * Rows shredded by parquet-mr into [[LeafEntries]], one per leaf column of `schema` (in
  * `schema.getColumns` order): the same levels and values parquet-mr's own writer would get.
  */
-private[log] final class ShreddedRows private (schema: MessageType) extends ColumnWriteStore {
+private[deltalog] final class ShreddedRows private (schema: MessageType) extends ColumnWriteStore {
   val leaves: IndexedSeq[LeafEntries] = {
     val cols = schema.getColumns
     IndexedSeq.tabulate(cols.size)(i => new LeafEntries(cols.get(i)))
@@ -108,7 +106,7 @@ private[log] final class ShreddedRows private (schema: MessageType) extends Colu
   override def close(): Unit = ()
 }
 
-private[log] object ShreddedRows {
+private[deltalog] object ShreddedRows {
   /** Shreds `rows` records, each written by `writeRecord` through the record consumer. */
   def apply[T](schema: MessageType, rows: Iterator[T])(writeRecord: (RecordConsumer, T) => Unit): ShreddedRows = {
     val store = new ShreddedRows(schema)
@@ -116,15 +114,5 @@ private[log] object ShreddedRows {
     rows.foreach(r => writeRecord(rc, r))
     rc.flush()
     store
-  }
-
-  /** Checkpoint rows of `actions`, as [[ParquetActionWriteSupport]] writes them. */
-  def actions(schema: MessageType, statsStruct: Option[CheckpointStatsStruct], actions: Iterator[Action]): ShreddedRows = {
-    val support = new ParquetActionWriteSupport(schema, statsStruct)
-    var prepared: RecordConsumer = null
-    apply(schema, actions) { (rc, a) =>
-      if (prepared ne rc) { support.prepareForWrite(rc); prepared = rc }
-      support.write(a)
-    }
   }
 }

@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.file.{Path => NioPath}
@@ -10,7 +10,7 @@ import org.apache.parquet.column.statistics.Statistics
 import org.apache.parquet.hadoop.metadata.{BlockMetaData, ColumnChunkMetaData, CompressionCodecName}
 import org.apache.parquet.schema.MessageType
 
-import io.deltalog.log.ParquetFooterThrift.PageHeader
+import io.deltalog.parquet.ParquetFooterThrift.PageHeader
 
 /**
  * The pages of one uncompressed column chunk of a local Parquet file, served straight from a
@@ -18,7 +18,7 @@ import io.deltalog.log.ParquetFooterThrift.PageHeader
  * `readRowGroup` reads a whole chunk into freshly allocated buffers first). Used for a
  * checkpoint's `add.stats`, most of its bytes. Compressed chunks are not handled here.
  */
-private[log] object MappedColumnChunk {
+private[deltalog] object MappedColumnChunk {
   /** Column chunks served so far (tests, diagnostics). */
   val chunksServed = new java.util.concurrent.atomic.AtomicLong()
   /** Row groups served whole by [[rowGroup]] so far (tests, diagnostics). */

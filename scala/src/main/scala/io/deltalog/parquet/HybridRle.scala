@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.ByteBuffer
 
@@ -13,7 +13,7 @@ import java.nio.ByteBuffer
  * `ceil(bitWidth / 8)` little-endian bytes; an odd header is `header >>> 1` groups of 8 values,
  * each group `bitWidth` bytes, values packed from the least significant bit.
  */
-private[log] object HybridRle {
+private[deltalog] object HybridRle {
 
   /** Receives runs from [[foreachRun]]: `length` values equal to `value` from index `start`. */
   abstract class RunVisitor {
@@ -108,7 +108,7 @@ private[log] object HybridRle {
    * an RLE run of [[length]] copies of [[value]], or a bit-packed run of [[length]] values (whole
    * groups of 8) read by [[unpack]]. `bitWidth` is 1..32.
    */
-  private[log] final class Runs(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int) {
+  private[deltalog] final class Runs(buf: ByteBuffer, pos: Int, end: Int, bitWidth: Int) {
     private val valueBytes = (bitWidth + 7) / 8
     private val mask = if (bitWidth == 32) 0xFFFFFFFFL else (1L << bitWidth) - 1
     private val le = if (buf.order() == java.nio.ByteOrder.LITTLE_ENDIAN) buf else buf.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN)

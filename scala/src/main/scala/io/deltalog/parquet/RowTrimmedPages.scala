@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.{ByteBuffer, ByteOrder}
 
@@ -18,7 +18,7 @@ import org.apache.parquet.column.page.{DataPage, DataPageV1, DictionaryPage, Pag
  * ([[HybridRle]]) and written again as RLE runs. Any other page is handed on as read. Pages are
  * read when a column's reader is requested (a filtered row group keeps one or two per column).
  */
-private[log] final class RowTrimmedPages(underlying: PageReadStore, firstRow: Long) extends PageReadStore {
+private[deltalog] final class RowTrimmedPages(underlying: PageReadStore, firstRow: Long) extends PageReadStore {
   override def getPageReader(d: ColumnDescriptor): PageReader = {
     val r = underlying.getPageReader(d)
     val pages = Iterator.continually(r.readPage()).takeWhile(_ != null).map(RowTrimmedPages.cut(_, d, firstRow)).toVector
@@ -36,7 +36,7 @@ private[log] final class RowTrimmedPages(underlying: PageReadStore, firstRow: Lo
   override def getRowIndexes: java.util.Optional[java.util.PrimitiveIterator.OfLong] = underlying.getRowIndexes
 }
 
-private[log] object RowTrimmedPages {
+private[deltalog] object RowTrimmedPages {
   /** Pages cut so far (tests, diagnostics). */
   val pagesCut = new java.util.concurrent.atomic.AtomicLong()
 

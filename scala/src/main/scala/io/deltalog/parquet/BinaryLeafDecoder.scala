@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.ByteBuffer
 
@@ -13,7 +13,7 @@ import org.apache.parquet.column.values.ValuesReader
  * parsed in place; dictionary-encoded pages map ids to the dictionary's bytes; any other
  * encoding goes through parquet-mr's own values reader.
  */
-private[log] final class BinaryLeafDecoder(pages: PageReader, desc: ColumnDescriptor) extends LeafDecoder(pages, desc) {
+private[deltalog] final class BinaryLeafDecoder(pages: PageReader, desc: ColumnDescriptor) extends LeafDecoder(pages, desc) {
 
   /** The current value (valid after [[next]] returned the maximum definition level). */
   var buf: ByteBuffer = _

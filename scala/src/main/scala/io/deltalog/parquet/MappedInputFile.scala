@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.io.EOFException
 import java.nio.{ByteBuffer, MappedByteBuffer}
@@ -17,7 +17,7 @@ import org.apache.parquet.io.{InputFile, SeekableInputStream}
  * The map (and the parsed footer, [[footer]]) comes from [[MappedFiles]], which keeps the maps of
  * recently read files for the next read.
  */
-private[log] final class MappedInputFile private (path: NioPath, mapped: MappedFiles.Mapped) extends InputFile {
+private[deltalog] final class MappedInputFile private (path: NioPath, mapped: MappedFiles.Mapped) extends InputFile {
   override def getLength: Long = mapped.map.capacity().toLong
 
   override def newStream(): SeekableInputStream = new MappedInputFile.Stream(mapped.map)
@@ -32,7 +32,7 @@ private[log] final class MappedInputFile private (path: NioPath, mapped: MappedF
   override def toString: String = path.toString
 }
 
-private[log] object MappedInputFile {
+private[deltalog] object MappedInputFile {
   /** The file through a memory map, or parquet-mr's local reader when it is too large for one. */
   def apply(path: NioPath): InputFile = MappedFiles(path) match {
     case Some(m) => new MappedInputFile(path, m)

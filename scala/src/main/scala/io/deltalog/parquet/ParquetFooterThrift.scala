@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.charset.StandardCharsets.UTF_8
 
@@ -16,7 +16,7 @@ import org.apache.parquet.schema.LogicalTypeAnnotation.TimeUnit
  * encrypted file, an unknown logical type, a known field of an unexpected type, an empty union,
  * bytes that run out) throws [[ParquetFooterThrift.Unsupported]], and parquet-mr decodes the footer.
  */
-private[log] object ParquetFooterThrift {
+private[deltalog] object ParquetFooterThrift {
   /** Something this decoder leaves to parquet-mr. */
   final class Unsupported(what: String) extends RuntimeException(what, null, false, false)
 

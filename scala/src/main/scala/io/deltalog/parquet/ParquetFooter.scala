@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.ByteBuffer
 
@@ -12,7 +12,7 @@ import org.apache.parquet.internal.hadoop.metadata.IndexReference
 import org.apache.parquet.schema.{ColumnOrder, MessageType, OriginalType, Type, Types}
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 
-import io.deltalog.log.ParquetFooterThrift.{Chunk, FileMeta, Reader, Unsupported}
+import io.deltalog.parquet.ParquetFooterThrift.{Chunk, FileMeta, Reader, Unsupported}
 
 
 /**
@@ -36,7 +36,7 @@ import io.deltalog.log.ParquetFooterThrift.{Chunk, FileMeta, Reader, Unsupported
  * takes parquet-mr's way, which reads the file or reports what is wrong with it. The Thrift
  * decoding itself is [[ParquetFooterThrift]].
  */
-private[log] object ParquetFooter {
+private[deltalog] object ParquetFooter {
   /** The footer of `file` (a whole Parquet file, from position 0 to its limit), or None (see above). */
   def decode(file: ByteBuffer): Option[ParquetMetadata] = {
     val length = file.limit()

@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.ByteOrder
 
@@ -12,7 +12,7 @@ import org.apache.parquet.column.page.{DataPage, DataPageV1, DataPageV2}
  * long runs, never expanded slot by slot. Slot indexes start at 0 in the page. Levels in the old
  * `BIT_PACKED` encoding of V1 pages go through parquet-mr's reader, one slot per run.
  */
-private[log] object PageLevelRuns {
+private[deltalog] object PageLevelRuns {
   def definitionLevels(page: DataPage, desc: ColumnDescriptor, v: HybridRle.RunVisitor): Unit = {
     require(desc.getMaxRepetitionLevel == 0, s"$desc is repeated")
     val maxDl = desc.getMaxDefinitionLevel

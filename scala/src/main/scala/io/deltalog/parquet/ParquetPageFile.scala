@@ -1,7 +1,7 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.io.{BufferedOutputStream, IOException, OutputStream}
-import java.util.concurrent.{ExecutionException, Future}
+import java.util.concurrent.{ExecutionException, ExecutorService, Future}
 
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
@@ -22,18 +22,20 @@ import org.apache.parquet.schema.MessageType
  *
  * Usage per row group: [[startRowGroup]], then for every leaf column in schema order
  * [[column]] → fill the [[ColumnChunkWriter]] → [[endColumn]], then [[endRowGroup]]; finally
- * [[finish]]. Pages are compressed in the background by a [[PageCompressor]] and written to
+ * [[finish]]. Pages are compressed in the background by a [[PageCompressor]] (on `executor`, the
+ * caller's threads; null: on the calling thread) and written to
  * `target` in file order by the calling thread, so at most [[ParquetPageFile.MaxPagesInFlight]]
  * pages are held in memory. `target` is not closed.
  */
-private[log] final class ParquetPageFile(
+private[deltalog] final class ParquetPageFile(
     target: OutputStream,
     schema: MessageType,
     keyValueMetadata: Map[String, String],
+    executor: ExecutorService,
     pageSize: Int = ParquetPageFile.PageSize) extends PageSink {
   import ParquetPageFile._
 
-  private val compressor = new PageCompressor(pageSize + ColumnChunkWriter.Reserve + 4096)
+  private val compressor = new PageCompressor(pageSize + ColumnChunkWriter.Reserve + 4096, executor)
   private val out = new BufferedOutputStream(target, 1 << 16)
   private var pos = 0L
   private val converter = new ParquetMetadataConverter()
@@ -162,7 +164,7 @@ private[log] final class ParquetPageFile(
   }
 }
 
-private[log] object ParquetPageFile {
+private[deltalog] object ParquetPageFile {
   /** Target uncompressed size of a data page (parquet-mr's default). */
   val PageSize: Int = 1 << 20
   /** Compressed pages waiting to be written before the encoder waits for the oldest. */

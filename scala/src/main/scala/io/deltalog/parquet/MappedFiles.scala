@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.MappedByteBuffer
 import java.nio.channels.FileChannel
@@ -24,7 +24,7 @@ import org.apache.parquet.hadoop.metadata.ParquetMetadata
  * until its map is dropped. Not on Windows, where a mapped file cannot be deleted at all: every
  * read maps the file anew there.
  */
-private[log] object MappedFiles {
+private[deltalog] object MappedFiles {
   /** One mapped file; `map` is shared, so readers use absolute gets or their own duplicate. */
   final class Mapped private[MappedFiles] (val map: MappedByteBuffer) {
     @volatile private var parsedFooter: ParquetMetadata = _

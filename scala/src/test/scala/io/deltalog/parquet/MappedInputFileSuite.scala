@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.io.EOFException
 import java.nio.ByteBuffer

@@ -1,10 +1,10 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 /**
  * A growable byte buffer for the encoded levels of a page (little-endian lengths, varint run
  * headers); bytes `[0, pos)` are the content.
  */
-private[log] final class LittleEndianBuffer(initialCapacity: Int) {
+private[deltalog] final class LittleEndianBuffer(initialCapacity: Int) {
   var bytes: Array[Byte] = new Array[Byte](math.max(16, initialCapacity))
   var pos: Int = 0
 
@@ -36,7 +36,7 @@ private[log] final class LittleEndianBuffer(initialCapacity: Int) {
  * Parquet RLE / bit-packing hybrid encoding (runs of 8 or more equal levels as RLE runs, the
  * rest bit-packed in groups of 8), as data page V1 stores levels.
  */
-private[log] final class LevelRuns {
+private[deltalog] final class LevelRuns {
   private var levels = new Array[Int](8)
   private var counts = new Array[Int](8)
   private var n = 0
@@ -119,7 +119,7 @@ private final class PendingBitPacked(bitWidth: Int, out: LittleEndianBuffer) {
   }
 }
 
-private[log] object ParquetLevels {
+private[deltalog] object ParquetLevels {
   /** Bits needed for levels up to `maxLevel`. */
   def bitWidth(maxLevel: Int): Int = 32 - Integer.numberOfLeadingZeros(maxLevel)
 }

@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.{ByteBuffer, ByteOrder}
 import java.nio.file.{Files, Paths, Path => NioPath}

@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.file.{Files, Path => NioPath}
 import java.nio.file.attribute.FileTime

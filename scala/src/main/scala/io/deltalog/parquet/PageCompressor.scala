@@ -1,23 +1,23 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
-import java.util.concurrent.{Callable, CompletableFuture, ConcurrentLinkedQueue, Future}
+import java.util.concurrent.{Callable, CompletableFuture, ConcurrentLinkedQueue, ExecutorService, Future}
 
 import org.xerial.snappy.Snappy
 
 /** A snappy-compressed page: bytes `[0, length)` of `bytes`; `rawLength` bytes before compression. */
-private[log] final class CompressedPage(val bytes: Array[Byte], val length: Int, val rawLength: Int)
+private[deltalog] final class CompressedPage(val bytes: Array[Byte], val length: Int, val rawLength: Int)
 
 /**
  * Compresses Parquet pages with snappy (raw block format, Parquet's SNAPPY codec), on
- * [[CheckpointThreads]] when the machine has more than one core, so that a checkpoint's pages are compressed
- * while the next ones are encoded. Page buffers are recycled: value buffers handed to
+ * `executor` (the checkpoint writer passes its background threads, null on a single-core
+ * machine: then on the calling thread), so that a file's pages are compressed while the next
+ * ones are encoded. Page buffers are recycled: value buffers handed to
  * [[submit]] come back to [[valuesBuffer]] once compressed, compressed buffers once
  * [[release]]d. One instance per file writer.
  */
-private[log] final class PageCompressor(bufferSize: Int) {
+private[deltalog] final class PageCompressor(bufferSize: Int, executor: ExecutorService) {
   private val values = new ConcurrentLinkedQueue[Array[Byte]]()
   private val packed = new ConcurrentLinkedQueue[Array[Byte]]()
-  private val executor = CheckpointThreads.executor
 
   /** A buffer of at least `bufferSize` bytes (reused when one was returned). */
   def valuesBuffer(): Array[Byte] = {
@@ -52,7 +52,7 @@ private[log] final class PageCompressor(bufferSize: Int) {
   def release(page: CompressedPage): Unit = packed.offer(page.bytes)
 }
 
-private[log] object PageCompressor {
+private[deltalog] object PageCompressor {
   /** Pages smaller than this are compressed on the calling thread. */
   val InlineBelow: Int = 64 * 1024
 }

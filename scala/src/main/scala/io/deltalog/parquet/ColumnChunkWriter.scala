@@ -1,4 +1,4 @@
-package io.deltalog.log
+package io.deltalog.parquet
 
 import java.nio.charset.StandardCharsets.UTF_8
 
@@ -10,7 +10,7 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName._
 
 /** Receives the finished (uncompressed) data pages of a [[ColumnChunkWriter]]. */
-private[log] trait PageSink {
+private[deltalog] trait PageSink {
   /**
    * A data page V1 body, bytes `[from, until)` of `body` (repetition levels, definition levels,
    * PLAIN values); the sink owns `body` afterwards.
@@ -32,7 +32,7 @@ private[log] trait PageSink {
  * order: signed for INT32 / INT64, unsigned bytes for BINARY) and size statistics (level
  * histograms, unencoded BINARY bytes).
  */
-private[log] final class ColumnChunkWriter(val descriptor: ColumnDescriptor, sink: PageSink, pageSize: Int) {
+private[deltalog] final class ColumnChunkWriter(val descriptor: ColumnDescriptor, sink: PageSink, pageSize: Int) {
   import ColumnChunkWriter.Reserve
 
   val primitiveType: PrimitiveType = descriptor.getPrimitiveType
@@ -254,7 +254,7 @@ private[log] final class ColumnChunkWriter(val descriptor: ColumnDescriptor, sin
   }
 }
 
-private[log] object ColumnChunkWriter {
+private[deltalog] object ColumnChunkWriter {
   /** Bytes kept free in front of the values of a page for its levels. */
   val Reserve: Int = 256
 }
