@@ -294,7 +294,7 @@ ERROR_CLASSES.update({
 JVM_CLASS_FALLBACKS = (
     ("io.deltalog.commands.ConstraintViolationException", ConstraintViolationError),
     ("io.deltalog.commands.InvalidWriteException", InvalidWriteError),
-    ("io.deltalog.spark.schema.InvalidSchemaException", InvalidSchemaError),
+    ("io.deltalog.schema.InvalidSchemaException", InvalidSchemaError),
     ("io.deltalog.exceptions.TableFeatureException", TableFeatureError),
     ("io.deltalog.exceptions.InvalidTablePropertyException", InvalidTablePropertyError),
     ("io.deltalog.exceptions.InvalidProtocolVersionException", InvalidProtocolVersionError),

@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.datasources.{WriteJobStatsTracker, WriteTa
 import org.apache.spark.sql.types.{DataType, StructType}
 import org.apache.spark.util.SerializableConfiguration
 
-import io.deltalog.spark.schema.PartitionValues
+import io.deltalog.schema.PartitionValues
 
 /**
  * A data file written by a task: absolute path, serialized partition values (physical column

@@ -15,7 +15,7 @@ import io.deltalog.actions._
 import io.deltalog.exceptions.AppendOnlyTableException
 import io.deltalog.log.DeltaLog
 import io.deltalog.protocol.{ClientCapabilities, MetadataView, Protocol}
-import io.deltalog.spark.schema.DeltaSchema
+import io.deltalog.schema.DeltaSchema
 import io.deltalog.txn.{OptimisticTransaction, Operation, TableProperties}
 
 /**

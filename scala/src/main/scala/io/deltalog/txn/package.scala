@@ -2,7 +2,12 @@ package io.deltalog
 
 import io.deltalog.log.DeltaLog
 
-/** Optimistic transactions on Delta tables. */
+/**
+ * Optimistic transactions (`OptimisticTransaction`): put-if-absent commits, conflict detection
+ * (`ConflictChecker`) with delta-spark's exceptions, isolation levels, retries, row tracking, table
+ * property validation (`TableProperties`) and post-commit hooks. Imports `actions`, `protocol`, `log`,
+ * `expressions` and `exceptions`; never `commands`, `spark` or `api`.
+ */
 package object txn {
 
   /** `deltaLog.startTransaction()` (the log package does not depend on txn). */

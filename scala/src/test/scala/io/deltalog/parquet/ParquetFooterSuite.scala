@@ -1,7 +1,7 @@
 package io.deltalog.parquet
 
 import java.nio.{ByteBuffer, ByteOrder}
-import java.nio.file.{Files, Paths, Path => NioPath}
+import java.nio.file.{Files, Path => NioPath}
 
 import scala.jdk.CollectionConverters._
 
@@ -22,12 +22,10 @@ import org.junit.jupiter.api.Test
  */
 class ParquetFooterSuite {
 
-  private val corpus: NioPath =
-    Paths.get(System.getProperty("deltalog.repo.root", "."), "..", "shared", "conformance").normalize()
+  private def corpus: NioPath = io.deltalog.ConformanceCorpus.root
 
   private def parquetFiles: Seq[NioPath] =
-    if (!Files.isDirectory(corpus)) Nil
-    else Files.walk(corpus).iterator().asScala.filter(p => Files.isRegularFile(p) && p.toString.endsWith(".parquet"))
+    Files.walk(corpus).iterator().asScala.filter(p => Files.isRegularFile(p) && p.toString.endsWith(".parquet"))
       .toSeq.sortBy(_.toString)
 
   import ParquetFooterSuite._

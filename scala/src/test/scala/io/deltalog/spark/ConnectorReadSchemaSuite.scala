@@ -9,9 +9,9 @@ import org.junit.jupiter.api.Test
 
 import io.deltalog.actions.Metadata
 import io.deltalog.protocol.Protocol
-import io.deltalog.spark.schema._
+import io.deltalog.schema._
 
-/** DeltaSchema, ColumnMapping and PartitionValues (io.deltalog.spark.schema). */
+/** DeltaSchema, ColumnMapping and PartitionValues (io.deltalog.schema). */
 class ConnectorReadSchemaSuite {
   private val utc: ZoneId = ZoneOffset.UTC
 

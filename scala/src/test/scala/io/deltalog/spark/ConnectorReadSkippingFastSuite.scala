@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test
 import io.deltalog.actions.AddFile
 import io.deltalog.log.{FileChunk, FileChunkBuilder}
 import io.deltalog.spark.read.{ChunkStats, DataSkipping, FileStats}
-import io.deltalog.spark.schema.ColumnMappingMode
+import io.deltalog.schema.ColumnMappingMode
 
 /**
  * The columnar skipping path ([[DataSkipping.forChunk]] on [[ChunkStats]]) against the

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test
 
 import io.deltalog.spark.ConnectorReadTestSupport._
 import io.deltalog.spark.read.{DataSkipping, FileStats}
-import io.deltalog.spark.schema.ColumnMappingMode
+import io.deltalog.schema.ColumnMappingMode
 
 /** Data skipping on stats (DataSkipping, FileStats) and partition pruning through Spark scans. */
 class ConnectorReadSkippingSuite {

@@ -40,7 +40,7 @@ class ConnectorReadSuite {
     val path = table("delta-kernel-rs/data-reader-partition-values/delta")
     val schemaOrder = io.deltalog.log.DeltaLog.forTable(path, spark.sparkContext.hadoopConfiguration).update()
       .metadata.schemaString
-    val names = io.deltalog.spark.schema.DeltaSchema.fromJson(schemaOrder).fieldNames.toSeq
+    val names = io.deltalog.schema.DeltaSchema.fromJson(schemaOrder).fieldNames.toSeq
     assertEquals(names, read(path).columns.toSeq)
   }
 
@@ -144,7 +144,7 @@ class ConnectorReadSuite {
 
   @Test def typeWideningReadsOldFilesAsTheTableType(): Unit = {
     val df = read(table("delta/type-widening"))
-    val schema = io.deltalog.spark.schema.DeltaSchema.fromJson(
+    val schema = io.deltalog.schema.DeltaSchema.fromJson(
       io.deltalog.log.DeltaLog.forTable(table("delta/type-widening"), spark.sparkContext.hadoopConfiguration)
         .update().metadata.schemaString)
     assertEquals(schema.map(_.dataType), df.schema.map(_.dataType))

@@ -19,7 +19,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import io.deltalog.actions.{AddCDCFile, AddFile, DeletionVectorDescriptor, Metadata, RemoveFile}
 import io.deltalog.exceptions.VersionNotFoundException
 import io.deltalog.log.{CommitReader, DeltaLog, FileNames, LogSegmentBuilder}
-import io.deltalog.spark.schema.{ColumnMapping, DeltaSchema, PartitionValues}
+import io.deltalog.schema.{ColumnMapping, DeltaSchema, PartitionValues}
 
 /**
  * Change data feed reads (`readChangeFeed=true`, digest §6.4) over versions

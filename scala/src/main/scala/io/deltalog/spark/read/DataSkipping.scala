@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.deltalog.spark.schema.{ColumnMapping, ColumnMappingMode}
+import io.deltalog.schema.{ColumnMapping, ColumnMappingMode}
 
 /**
  * Data skipping on per-file min/max/nullCount statistics (digest §7.5).

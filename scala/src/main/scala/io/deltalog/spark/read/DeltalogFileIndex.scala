@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.StructType
 
 import io.deltalog.actions.{DeletionVectorDescriptor, PathCodec}
 import io.deltalog.log.Snapshot
-import io.deltalog.spark.schema.{ColumnMapping, ColumnMappingMode, PartitionValues}
+import io.deltalog.schema.{ColumnMapping, ColumnMappingMode, PartitionValues}
 
 /**
  * Spark `FileIndex` over the live files of one pinned [[Snapshot]].

@@ -12,7 +12,7 @@ import org.apache.spark.sql.types.{DataType, LongType, StructField, StructType}
 import org.apache.spark.util.SerializableConfiguration
 
 import io.deltalog.dv.DeletionVectorLoader
-import io.deltalog.spark.schema.{ColumnMapping, ColumnMappingMode}
+import io.deltalog.schema.{ColumnMapping, ColumnMappingMode}
 
 /**
  * Spark's Parquet reader for the data files of a Delta table.

@@ -11,7 +11,7 @@ import org.apache.spark.sql.sources.BaseRelation
 import org.apache.spark.sql.types.{DataType, NullType, StructType}
 
 import io.deltalog.log.{DeltaLog, Snapshot}
-import io.deltalog.spark.schema.{ColumnMapping, ColumnMappingMode, DeltaSchema}
+import io.deltalog.schema.{ColumnMapping, ColumnMappingMode, DeltaSchema}
 
 /**
  * The read side of `format("deltalog")`: resolves the path and time travel to a [[Snapshot]]

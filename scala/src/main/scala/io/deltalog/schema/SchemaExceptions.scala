@@ -1,4 +1,4 @@
-package io.deltalog.spark.schema
+package io.deltalog.schema
 
 import io.deltalog.exceptions.DeltalogException
 import io.deltalog.exceptions.DeltalogException.messageOr

@@ -1,4 +1,4 @@
-package io.deltalog.spark.schema
+package io.deltalog.schema
 
 import java.nio.charset.StandardCharsets.UTF_8
 import java.time.{Instant, LocalDate, ZoneId, ZoneOffset}

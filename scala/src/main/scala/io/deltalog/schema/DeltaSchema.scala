@@ -1,4 +1,4 @@
-package io.deltalog.spark.schema
+package io.deltalog.schema
 
 import java.util.Locale
 
