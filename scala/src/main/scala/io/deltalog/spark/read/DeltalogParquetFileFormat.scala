@@ -64,8 +64,8 @@ class DeltalogParquetFileFormat(
     val physicalData = physical(dataSchema)
     val physicalFilters =
       if (rowsOnly) Nil // row-group pruning is kept away from row-index based deletes and cast columns
-      else if (columnMappingMode == ColumnMappingMode.NoMapping) filters
-      else PhysicalFilters.rename(filters, ColumnMapping.physicalNames(
+      else if (columnMappingMode == ColumnMappingMode.NoMapping) SignedZeroFilters.rewrite(filters)
+      else PhysicalFilters.rename(SignedZeroFilters.rewrite(filters), ColumnMapping.physicalNames(
         ColumnMapping.withMetadataFrom(requiredSchema, referenceSchema), columnMappingMode))
     if (columnMappingMode == ColumnMappingMode.IdMapping) {
       hadoopConf.setBoolean(SQLConf.PARQUET_FIELD_ID_READ_ENABLED.key, true)
