@@ -4,6 +4,7 @@ Every table written here is also read back with delta-rs (``deltalake``), an ind
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import json
@@ -63,6 +64,14 @@ def rows_rs_sql(path: Path) -> list[dict]:
     import pyarrow as pa
     dt_ = deltalake.DeltaTable(str(path))
     return pa.table(deltalake.QueryBuilder().register("t", dt_).execute("select * from t").read_all()).to_pylist()
+
+
+def rows_rs_sql_where(path: Path, predicate: str) -> list[dict]:
+    """Rows of `select * from t where <predicate>` through delta-rs' DataFusion engine (file pruning on stats)."""
+    import pyarrow as pa
+    dt_ = deltalake.DeltaTable(str(path))
+    query = deltalake.QueryBuilder().register("t", dt_).execute(f"select * from t where {predicate}")
+    return pa.table(query.read_all()).to_pylist()
 
 
 def create_table_log(path: Path, schema: dict, configuration: dict | None = None,
@@ -125,8 +134,8 @@ def test_append_creates_table_with_stats_and_commit_info(spark, table):
     stats = json.loads(add["stats"])
     assert stats["numRecords"] == 3
     assert stats["minValues"] == {"id": 1, "name": "a", "value": -2.0, "ts": "2024-01-01T00:00:00.123Z"}
-    # the max timestamp is rounded up to the next millisecond, so it stays an upper bound
-    assert stats["maxValues"] == {"id": 3, "name": "c", "value": 1.5, "ts": "2024-01-02T12:00:01.000Z"}
+    # the max timestamp is truncated to the millisecond, as delta-spark writes it (readers widen it)
+    assert stats["maxValues"] == {"id": 3, "name": "c", "value": 1.5, "ts": "2024-01-02T12:00:00.999Z"}
     assert stats["nullCount"] == {"id": 0, "name": 1, "value": 1, "ts": 1}
     assert stats["tightBounds"] is True
 
@@ -462,7 +471,8 @@ def test_max_records_per_file(spark, table):
 
 
 @pytest.mark.parametrize("option,value", [("maxRecordsPerFile", "ten"), ("dataChange", "maybe"),
-                                          ("partitionOverwriteMode", "sometimes"), ("mergeSchema", "yes")])
+                                          ("partitionOverwriteMode", "sometimes"), ("mergeSchema", "yes"),
+                                          ("spark.sql.parquet.outputTimestampType", "INT95")])
 def test_invalid_option_values_are_refused_before_writing(spark, table, option, value):
     with pytest.raises(Exception) as e:
         spark.range(3).write.format("deltalog").option(option, value).save(str(table))
@@ -608,6 +618,140 @@ def test_stats_columns_property(spark, table):
         .option("delta.dataSkippingStatsColumns", "c,a").save(str(table))
     stats = json.loads(of(log_actions(table, 0), "add")[0]["stats"])
     assert stats["minValues"] == {"a": 1, "c": 3}
+
+
+# ----------------------------------------------------------------------------- files and stats every reader gets right
+
+@contextlib.contextmanager
+def session_conf(spark, key: str, value: str):
+    """`key` set to `value` in the session for the block, then unset (or restored)."""
+    old = spark.conf.get(key, None)
+    spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        if old is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, old)
+
+
+def micros(s: str) -> int:
+    """Microseconds since the epoch of a UTC wall-clock time (proleptic Gregorian, as Spark and Arrow)."""
+    return (dt.datetime.fromisoformat(s) - dt.datetime(1970, 1, 1)) // dt.timedelta(microseconds=1)
+
+
+EDGE_TIMESTAMPS = ["0001-01-01 00:00:00", "1500-06-01 00:00:00", "1970-01-01 00:00:00", "9999-12-31 23:59:59.999999"]
+
+
+def _parquet_ts_column(path: Path, column: str):
+    """The Parquet column chunk schema of `column` in the table's only data file."""
+    import pyarrow.parquet as pq
+    (add,) = live_files(path).values()
+    schema = pq.ParquetFile(path / add["path"]).schema
+    return schema.column(schema.names.index(column))
+
+
+def _edge_timestamps(spark):
+    values = ", ".join(f"({i}, timestamp'{t}')" for i, t in enumerate(EDGE_TIMESTAMPS))
+    return spark.sql(f"select * from values {values} as v(id, ts)").coalesce(1)
+
+
+def test_timestamps_are_int64_micros_that_every_reader_gets_right(spark, table):
+    import pyarrow as pa
+    expected = [micros(t) for t in EDGE_TIMESTAMPS]
+    with session_conf(spark, "spark.sql.session.timeZone", "UTC"):
+        _edge_timestamps(spark).write.format("deltalog").save(str(table))
+        col = _parquet_ts_column(table, "ts")
+        assert col.physical_type == "INT64"
+        logical = json.loads(col.logical_type.to_json())
+        assert (logical["Type"], logical["timeUnit"], logical["isAdjustedToUTC"]) == \
+            ("Timestamp", "microseconds", True), logical
+        # delta-rs: INT96 would come back as nanoseconds, wrapped or clamped outside 1677-2262
+        got = deltalake.DeltaTable(str(table)).to_pyarrow_table().sort_by("id")
+        assert got.schema.field("ts").type == pa.timestamp("us", tz="UTC")
+        assert got.column("ts").cast(pa.int64()).to_pylist() == expected
+        assert got.column("ts").to_pylist()[-1] == dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc)
+        back = spark.read.format("deltalog").load(str(table)).orderBy("id").selectExpr("unix_micros(ts) us").collect()
+        assert [r.us for r in back] == expected
+
+
+@pytest.mark.parametrize("how", ["session", "option"])
+def test_explicit_output_timestamp_type_still_wins(spark, table, how):
+    key = "spark.sql.parquet.outputTimestampType"
+    with session_conf(spark, "spark.sql.session.timeZone", "UTC"):
+        writer = _edge_timestamps(spark).write.format("deltalog")
+        if how == "session":
+            with session_conf(spark, key, "INT96"):
+                writer.save(str(table))
+        else:
+            writer.option(key, "int96").save(str(table))
+        assert _parquet_ts_column(table, "ts").physical_type == "INT96"
+        # INT96 files (ours or anyone's) still read back exactly
+        back = spark.read.format("deltalog").load(str(table)).orderBy("id").selectExpr("unix_micros(ts) us")
+        assert [r.us for r in back.collect()] == [micros(t) for t in EDGE_TIMESTAMPS]
+        # the next write without the setting is back to INT64 micros
+        if how == "session":
+            assert spark.conf.get(key, None) is None
+        _edge_timestamps(spark).write.format("deltalog").mode("overwrite").save(str(table))
+        assert _parquet_ts_column(table, "ts").physical_type == "INT64"
+
+
+def _stats_text(path: Path, version: int) -> str:
+    (add,) = of(log_actions(path, version), "add")
+    return add["stats"]
+
+
+def test_zero_bounds_are_signed_outward(spark, table):
+    # one file whose zeros are all -0.0, one of +0.0 only; float and double, top level and nested
+    for i, z in ((1, "-0.0"), (2, "0.0")):
+        spark.sql(f"select {i} id, cast('{z}' as double) x, cast('{z}' as float) f, "
+                  f"named_struct('y', cast('{z}' as double), 'g', cast('{z}' as float)) n") \
+            .coalesce(1).write.format("deltalog").mode("append").save(str(table))
+    for v in (0, 1):
+        text = _stats_text(table, v)
+        # checked on the JSON text: 0.0 and -0.0 compare equal as floats
+        assert f'"minValues":{{"id":{v + 1},"x":-0.0,"f":-0.0,"n":{{"y":-0.0,"g":-0.0}}}}' in text, text
+        assert f'"maxValues":{{"id":{v + 1},"x":0.0,"f":0.0,"n":{{"y":0.0,"g":0.0}}}}' in text, text
+    # the -0.0 file really holds -0.0
+    assert [math.copysign(1.0, r.x) for r in spark.read.format("deltalog").load(str(table)).orderBy("id")
+            .collect()] == [-1.0, 1.0]
+    # readers that order -0.0 below 0.0 when pruning (delta-rs) keep both files, both ways
+    dt_ = deltalake.DeltaTable(str(table))
+    for pred in ("x >= 0.0", "x <= -0.0", "f >= 0.0", "x = 0.0"):
+        kept = dt_.to_pyarrow_dataset(file_pruning_predicate=pred).to_table()
+        assert sorted(kept.column("id").to_pylist()) == [1, 2], pred
+    assert sorted(r["id"] for r in dt_.to_pyarrow_table(filters=[("x", ">=", 0.0)]).to_pylist()) == [1, 2]
+    for pred in ("x >= 0.0", "x = 0.0"):  # DataFusion prunes on the stats with the same order
+        assert sorted(r["id"] for r in rows_rs_sql_where(table, pred)) == [1, 2], pred
+    df = spark.read.format("deltalog").load(str(table))
+    for pred in ("x >= 0.0", "x <= -0.0", "f >= 0.0", "x = 0.0", "n.y >= 0.0", "n.g <= -0.0"):
+        assert sorted(r.id for r in df.filter(pred).collect()) == [1, 2], pred
+
+
+def test_timestamp_max_stays_inside_the_range_and_skipping_keeps_it(spark, table):
+    values = {1: "9999-12-31 23:59:59.999999", 2: "2024-01-01 00:00:00.0005"}
+    with session_conf(spark, "spark.sql.session.timeZone", "UTC"):
+        for i, t in values.items():
+            spark.sql(f"select {i} id, timestamp'{t}' ts, timestamp_ntz'{t}' ntz").coalesce(1) \
+                .write.format("deltalog").mode("append").save(str(table))
+        for v, ms in ((0, "9999-12-31T23:59:59.999"), (1, "2024-01-01T00:00:00.000")):
+            stats = json.loads(_stats_text(table, v))
+            # truncated to the millisecond, min and max: a valid timestamp, never +10000-01-01
+            assert stats["minValues"]["ts"] == stats["maxValues"]["ts"] == ms + "Z"
+            assert stats["minValues"]["ntz"] == stats["maxValues"]["ntz"] == ms
+        got = deltalake.DeltaTable(str(table)).to_pyarrow_table().sort_by("id")
+        import pyarrow as pa
+        assert got.column("ts").cast(pa.int64()).to_pylist() == [micros(values[1]), micros(values[2])]
+        assert got.column("ntz").cast(pa.int64()).to_pylist() == [micros(values[1]), micros(values[2])]
+        df = spark.read.format("deltalog").load(str(table))
+        for i, t in values.items():
+            for pred in (f"ts = timestamp'{t}'", f"ntz = timestamp_ntz'{t}'", f"ts >= timestamp'{t}' and id = {i}"):
+                assert [r.id for r in df.filter(pred).collect()] == [i], pred
+        # the widened max ends at the truncated millisecond's last microsecond: beyond it, the file is skipped
+        assert df.filter("ts > timestamp'2024-01-01 00:00:00.000999' and ts < timestamp'2025-01-01'").collect() == []
+        listing = spark._jvm.io.deltalog.spark.read.DeltalogFileIndex.lastListingFor(str(table))
+        assert listing.filesAfterDataSkipping() == 0
 
 
 # ----------------------------------------------------------------------------- rules

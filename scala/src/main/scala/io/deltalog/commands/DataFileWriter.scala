@@ -20,6 +20,11 @@ import io.deltalog.exceptions.DeltalogException
  * rows are written. Returns the files of the successful tasks; when the job fails, the files
  * already written are deleted and the first deltalog error among the causes is rethrown.
  *
+ * Timestamps are written as INT64 `TIMESTAMP_MICROS` (UTC-adjusted), not Spark's default INT96,
+ * which readers that convert INT96 to nanoseconds (delta-rs, Polars) wrap or clamp outside
+ * 1677–2262; `spark.sql.parquet.outputTimestampType` set in the session (or in the Hadoop
+ * configuration) or given as a writer option still decides ([[DataFileWriter.jobConf]]).
+ *
  * @param cdcColumn when set, the name of a boolean column of `logical` (not a table column)
  *                  marking change-data rows: they go to `_change_data/` (see [[DeltalogCommitProtocol]])
  */
@@ -76,7 +81,8 @@ private[commands] final class DataFileWriter(
             fileFormat = new ParquetFileFormat(),
             committer = committer,
             outputSpec = FileFormatWriter.OutputSpec(root, Map.empty, plan.output),
-            hadoopConf = hadoopConf,
+            hadoopConf = DataFileWriter.jobConf(hadoopConf, writerOptions.get(WriteOptions.OutputTimestampType),
+              spark.sessionState.conf.contains(WriteOptions.OutputTimestampType)),
             partitionColumns = partAttrs,
             bucketSpec = None,
             statsTrackers = Seq(tracker),
@@ -114,6 +120,30 @@ private[commands] final class DataFileWriter(
 private[commands] object DataFileWriter {
   /** Partition column that routes change-data rows to `_change_data/`. */
   val CdcFlag = "__is_cdc"
+
+  /** Parquet's physical timestamp type when the user chose none. */
+  val DefaultTimestampType = "TIMESTAMP_MICROS"
+
+  /**
+   * The Hadoop configuration of the write job: `base` with `spark.sql.parquet.outputTimestampType`
+   * set to `option` (a writer option wins), else left as the user set it (the session conf, which
+   * Spark copies into `base`, or `base` itself: Spark's Parquet writer only fills the key in when
+   * absent), else [[DefaultTimestampType]]. `base` itself is never changed.
+   */
+  def jobConf(base: Configuration, option: Option[String], inSession: Boolean): Configuration = {
+    val key = WriteOptions.OutputTimestampType
+    val current = base.get(key)
+    // upper-cased: Spark's Parquet writer looks the value up by its exact enum name
+    val value = option.orElse(Option(current).map(_.trim.toUpperCase(java.util.Locale.ROOT)))
+      .orElse(if (inSession) None else Some(DefaultTimestampType))
+    value match {
+      case Some(v) if v != current =>
+        val c = new Configuration(base)
+        c.set(key, v)
+        c
+      case _ => base
+    }
+  }
 
   /** The first deltalog error among the causes of `e` (task failures arrive wrapped). */
   def deltalogCause(e: Throwable): Option[DeltalogException] = {

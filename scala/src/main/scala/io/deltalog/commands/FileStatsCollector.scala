@@ -102,10 +102,19 @@ private[commands] final class DoubleAcc(name: String, ordinal: Int, dt: DataType
       if (v > max || (v == 0.0 && max == 0.0 && 1.0 / v > 0)) max = v
     }
   }
-  /** No bounds with a NaN, or with an infinite bound (which JSON cannot spell as a number). */
+  /**
+   * No bounds with a NaN, or with an infinite bound (which JSON cannot spell as a number). A zero
+   * bound is signed outward whatever zeros the file holds (max `+0.0`, min `-0.0`, as Parquet asks
+   * of writers): a file of `-0.0` only must not get `maxValues: -0.0`, which readers ordering
+   * `-0.0 < 0.0` take as "below 0.0" and skip for `x >= 0.0`.
+   */
   def bounds: Option[(Any, Any)] =
     if (!hasValue || !boundsValid || min > max || min.isInfinite || max.isInfinite) None
-    else if (isFloat) Some((min.toFloat, max.toFloat)) else Some((min, max))
+    else {
+      val lo = if (min == 0.0) -0.0 else min
+      val hi = if (max == 0.0) 0.0 else max
+      if (isFloat) Some((lo.toFloat, hi.toFloat)) else Some((lo, hi))
+    }
 }
 
 private[commands] final class DecimalAcc(name: String, ordinal: Int, dt: DecimalType)

@@ -11,7 +11,11 @@ import org.apache.spark.sql.types._
  * Renders collected statistics as the `add.stats` JSON string (digest §7.5):
  *
  *  - timestamps with millisecond precision, UTC (`2000-01-01T00:00:00.000Z`, timestamp_ntz without
- *    offset); the min is floored and the max rounded up, so both stay bounds of the true values;
+ *    offset), min and max both truncated (floored) to the millisecond, as delta-spark writes them:
+ *    the max of `9999-12-31 23:59:59.999999` stays `9999-12-31T23:59:59.999Z`, a valid timestamp,
+ *    and readers widen a timestamp max by under 1 ms (`FileStats`);
+ *  - float/double zeros signed outward: a zero max is `0.0` and a zero min `-0.0` (the Parquet
+ *    rule), so readers that order `-0.0` below `0.0` keep the file for `x >= 0.0` or `x <= -0.0`;
  *  - dates `yyyy-MM-dd`, decimals as plain JSON numbers;
  *  - strings: min = the first `prefixLength` characters (never splitting a surrogate pair), max =
  *    a prefix plus a tie-breaker (U+007F or U+10FFFF) that keeps it above every truncated value,
@@ -71,9 +75,9 @@ private[commands] object StatsJson {
   private def writeValue(g: JsonGenerator, name: String, dt: DataType, v: Any, isMin: Boolean, prefix: Int): Unit =
     dt match {
       case TimestampType =>
-        g.writeStringField(name, TsFormat.format(Instant.ofEpochMilli(millis(v.asInstanceOf[Long], isMin))))
+        g.writeStringField(name, TsFormat.format(Instant.ofEpochMilli(millis(v.asInstanceOf[Long]))))
       case TimestampNTZType =>
-        val ms = millis(v.asInstanceOf[Long], isMin)
+        val ms = millis(v.asInstanceOf[Long])
         g.writeStringField(name, NtzFormat.format(LocalDateTime.ofInstant(Instant.ofEpochMilli(ms), ZoneOffset.UTC)))
       case DateType => g.writeStringField(name, LocalDate.ofEpochDay(v.asInstanceOf[Long]).toString)
       case _: StringType =>
@@ -86,9 +90,11 @@ private[commands] object StatsJson {
       case _ => g.writeNumberField(name, v.asInstanceOf[Long])
     }
 
-  /** Microseconds → milliseconds, floored for a min and rounded up for a max. */
-  private[commands] def millis(micros: Long, isMin: Boolean): Long =
-    if (isMin) Math.floorDiv(micros, 1000L) else -Math.floorDiv(-micros, 1000L)
+  /**
+   * Microseconds → milliseconds, floored for min and max alike: a max rounded up could leave the
+   * type's range (`+10000-01-01T00:00:00.000Z`); a floored one is widened by the readers.
+   */
+  private[commands] def millis(micros: Long): Long = Math.floorDiv(micros, 1000L)
 
   /** The first `len` chars, keeping a surrogate pair whole. */
   private[commands] def truncateMin(s: String, len: Int): String =

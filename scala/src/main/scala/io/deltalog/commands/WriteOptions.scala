@@ -88,16 +88,28 @@ final class WriteOptions(parameters: Map[String, String], sessionConf: String =>
   /** Parses every typed option once, so a bad value fails before anything is written. */
   def validate(): Unit = {
     mergeSchema; overwriteSchema; dynamicPartitionOverwrite; dataChange; maxRecordsPerFile; idempotentTxn
+    outputTimestampType
     ()
   }
 
   /** Hadoop file-system options (`fs.*`) given as writer options. */
   def fsOptions: Map[String, String] = parameters.filter { case (k, _) => k.startsWith("fs.") }
 
-  /** Options passed to the Parquet writer (compression, maxRecordsPerFile, ...). */
+  /**
+   * `spark.sql.parquet.outputTimestampType` given as a writer option, upper-cased: how this write
+   * stores timestamps in Parquet (the default is [[DataFileWriter]]'s, INT64 `TIMESTAMP_MICROS`).
+   */
+  def outputTimestampType: Option[String] = get(OutputTimestampType).map { v =>
+    val t = v.trim.toUpperCase(Locale.ROOT)
+    if (OutputTimestampTypes.contains(t)) t
+    else throw new InvalidWriteOptionException(OutputTimestampType, v, "INT96, TIMESTAMP_MICROS or TIMESTAMP_MILLIS")
+  }
+
+  /** Options passed to the Parquet writer (compression, maxRecordsPerFile, outputTimestampType, ...). */
   def parquetWriterOptions: Map[String, String] = {
     val keep = Set("compression", "maxrecordsperfile", "parquet.compression")
-    parameters.filter { case (k, _) => keep.contains(k.toLowerCase(Locale.ROOT)) }
+    parameters.filter { case (k, _) => keep.contains(k.toLowerCase(Locale.ROOT)) } ++
+      outputTimestampType.map(OutputTimestampType -> _)
   }
 }
 
@@ -117,6 +129,9 @@ object WriteOptions {
   val MaxRecordsPerFile = "maxRecordsPerFile"
   val TxnAppId = "txnAppId"
   val TxnVersion = "txnVersion"
+  /** The session conf's key, also accepted as a writer option. */
+  val OutputTimestampType = "spark.sql.parquet.outputTimestampType"
+  val OutputTimestampTypes: Seq[String] = Seq("INT96", "TIMESTAMP_MICROS", "TIMESTAMP_MILLIS")
 
   val AutoMergeConf = "spark.databricks.delta.schema.autoMerge.enabled"
   val UserMetadataConf = "spark.databricks.delta.commitInfo.userMetadata"

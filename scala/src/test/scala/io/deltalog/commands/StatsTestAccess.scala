@@ -4,7 +4,7 @@ package io.deltalog.commands
 object StatsTestAccess {
   def truncateMin(s: String, n: Int): String = StatsJson.truncateMin(s, n)
   def truncateMax(s: String, n: Int): String = StatsJson.truncateMax(s, n)
-  def millis(micros: Long, isMin: Boolean): Long = StatsJson.millis(micros, isMin)
+  def millis(micros: Long): Long = StatsJson.millis(micros)
 
   /** Dotted paths of the leaves of a stats spec, in order. */
   def leafPaths(spec: StatsSpec): Seq[String] = {

@@ -49,9 +49,14 @@ class ConnectorReadSkippingSuite {
     assertTrue(keep(GreaterThan(a("dec"), Literal(Decimal("9.98"), DecimalType(10, 2)))))
   }
 
-  @Test def timestampMaxIsWidenedByOneMillisecond(): Unit = {
+  @Test def timestampMaxIsWidenedToTheEndOfItsMillisecond(): Unit = {
     val at1s = 1577836801000000L // 2020-01-01T00:00:01Z
     assertTrue(keep(GreaterThan(ts, Literal(at1s + 500, TimestampType))))   // within the truncated millisecond
+    // a max truncated to 00:00:01.000 stands for values up to 00:00:01.000999, not beyond
+    assertTrue(keep(EqualTo(ts, Literal(at1s + 999, TimestampType))))
+    assertTrue(keep(GreaterThanOrEqual(ts, Literal(at1s + 999, TimestampType))))
+    assertFalse(keep(GreaterThan(ts, Literal(at1s + 999, TimestampType))))
+    assertFalse(keep(GreaterThanOrEqual(ts, Literal(at1s + 1000, TimestampType))))
     assertFalse(keep(GreaterThan(ts, Literal(at1s + 1000, TimestampType))))
     assertFalse(keep(LessThan(ts, Literal(1577836800000000L, TimestampType))))
   }

@@ -25,11 +25,27 @@ class ConnectorWriteStatsSuite {
     assertEquals("abc", StatsTestAccess.truncateMax("abc", 5))
   }
 
-  @Test def timestampBoundsAreRoundedOutward(): Unit = {
-    assertEquals(1L, StatsTestAccess.millis(1999L, isMin = true))
-    assertEquals(2L, StatsTestAccess.millis(1001L, isMin = false))
-    assertEquals(1L, StatsTestAccess.millis(1000L, isMin = false))
-    assertEquals(-2L, StatsTestAccess.millis(-1001L, isMin = true))
+  @Test def timestampBoundsAreTruncatedToMilliseconds(): Unit = {
+    // min and max alike are floored (the reader widens a max by 999 µs), as delta-spark writes them
+    assertEquals(1L, StatsTestAccess.millis(1999L))
+    assertEquals(1L, StatsTestAccess.millis(1001L))
+    assertEquals(1L, StatsTestAccess.millis(1000L))
+    assertEquals(-2L, StatsTestAccess.millis(-1001L))
+    assertEquals(253402300799999L, StatsTestAccess.millis(253402300799999999L)) // 9999-12-31 23:59:59.999999
+  }
+
+  @Test def zeroBoundsAreSignedOutward(): Unit = withTable { t =>
+    // a file of -0.0 only and one of +0.0 only: max 0.0 and min -0.0 both times (checked on the text)
+    for (z <- Seq("-0.0", "0.0")) {
+      spark.sql(s"""select cast('$z' as double) d, cast('$z' as float) f,
+        named_struct('x', cast('$z' as double), 'y', cast('$z' as float)) n""").coalesce(1)
+        .write.format("deltalog").mode("append").save(t)
+    }
+    for (v <- 0L to 1L) {
+      val text = adds(t, v).head.stats.get
+      assertTrue(text.contains(""""minValues":{"d":-0.0,"f":-0.0,"n":{"x":-0.0,"y":-0.0}}"""), text)
+      assertTrue(text.contains(""""maxValues":{"d":0.0,"f":0.0,"n":{"x":0.0,"y":0.0}}"""), text)
+    }
   }
 
   @Test def indexedColumnsCountNestedLeavesAndHonourStatsColumns(): Unit = {
@@ -65,7 +81,7 @@ class ConnectorWriteStatsSuite {
     assertEquals("-1.25", min.get("dec").decimalValue().toPlainString)
     assertEquals("2023-12-31", min.get("dt").asText()); assertEquals("2024-01-01", max.get("dt").asText())
     assertEquals("2023-01-01T00:00:00.000", min.get("ntz").asText())
-    assertEquals("2024-01-01T00:00:00.002", max.get("ntz").asText())
+    assertEquals("2024-01-01T00:00:00.001", max.get("ntz").asText())
     assertEquals("aa", min.get("str").asText()); assertEquals("zz", max.get("str").asText())
     for (c <- Seq("bo", "bin", "arr")) {
       assertFalse(min.has(c), c)

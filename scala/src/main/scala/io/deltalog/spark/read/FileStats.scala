@@ -12,8 +12,10 @@ import org.apache.spark.unsafe.types.UTF8String
  * struct is present) with typed access by physical column path.
  *
  * Every value that is absent, null or cannot be parsed as the column's type is None: callers must
- * treat None as "unknown" and keep the file. Timestamp maxima are widened by 1 ms because writers
- * truncate them to milliseconds.
+ * treat None as "unknown" and keep the file. Timestamp (and timestamp_ntz) maxima are widened by
+ * 999 µs: writers (deltalog, delta-spark) truncate them to milliseconds, so a max of
+ * `23:59:59.999` stands for values up to `23:59:59.999999`; a max rounded up instead (older
+ * deltalog) only widens further.
  */
 final class FileStats private (root: JsonNode) {
 
@@ -71,7 +73,10 @@ object FileStats {
     case _ => false
   }
 
-  private val MillisInMicros = 1000L
+  /** What a millisecond-truncated timestamp max may hide: up to 999 µs more. */
+  private val TruncatedMicros = 999L
+
+  private def widenMax(us: Long): Long = if (us > Long.MaxValue - TruncatedMicros) Long.MaxValue else us + TruncatedMicros
 
   private[read] def value(n: JsonNode, t: DataType, isMax: Boolean): Option[Any] = {
     if (n == null || n.isNull || n.isContainerNode) return None
@@ -89,10 +94,10 @@ object FileStats {
       case DateType if n.isTextual => DateTimeUtils.stringToDate(UTF8String.fromString(n.asText()))
       case TimestampType if n.isTextual =>
         DateTimeUtils.stringToTimestamp(UTF8String.fromString(n.asText()), java.time.ZoneOffset.UTC)
-          .map(us => if (isMax) us.asInstanceOf[Long] + MillisInMicros else us)
+          .map(us => if (isMax) widenMax(us.asInstanceOf[Long]) else us)
       case TimestampNTZType if n.isTextual =>
         DateTimeUtils.stringToTimestampWithoutTimeZone(UTF8String.fromString(n.asText()))
-          .map(us => if (isMax) us.asInstanceOf[Long] + MillisInMicros else us)
+          .map(us => if (isMax) widenMax(us.asInstanceOf[Long]) else us)
       case _ => None
     } catch { case NonFatal(_) => None }
   }
