@@ -106,6 +106,25 @@ class DeltaTable:
             handle = _call(api.forPath, p)
         return cls(spark, handle, p)
 
+    @classmethod
+    def forName(cls, spark: Any, tableOrViewName: str, version: Optional[int] = None,
+                timestamp: Optional[TimestampLike] = None) -> "DeltaTable":
+        """Open a deltalog table by its catalog name (``db.t``, or ``deltalog.`/path` ``), as
+        delta-spark's ``DeltaTable.forName``: the table's location comes from the catalog, everything
+        else from its log. Raises ``TableNotFoundError`` (``DELTA_MISSING_DELTA_TABLE``) when the name
+        is a table of another provider."""
+        from deltalog.exceptions import TableNotFoundError
+        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {tableOrViewName}").collect()
+        info = {r[0]: r[1] for r in rows}
+        provider = (info.get("Provider") or "").strip().lower()
+        location = info.get("Location")
+        if provider not in ("deltalog", "io.deltalog.spark.deltalogdatasource") or not location:
+            raise TableNotFoundError(
+                "DELTA_MISSING_DELTA_TABLE",
+                f"{tableOrViewName} is not a deltalog table (provider: {provider or 'none'}); create it "
+                "USING deltalog, or open a path with DeltaTable.forPath.")
+        return cls.forPath(spark, location, version=version, timestamp=timestamp)
+
     @staticmethod
     def clearCache(spark: Any) -> None:
         """Forget every cached table state in the driver (the next open re-reads the log)."""

@@ -509,3 +509,24 @@ def test_table_properties_are_validated_in_sql(spark, db):
     refused(lambda: spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES ('delta.columnMapping.mode' = 'names')"),
             "DELTA_INVALID_TABLE_PROPERTY_VALUE")
     assert fingerprint(path) == before
+
+
+def test_delta_table_for_name(spark, db, tmp_path):
+    """``DeltaTable.forName``: the catalog gives the location, the log the rest (also time travel);
+    a table of another provider is refused."""
+    from deltalog.exceptions import TableNotFoundError
+    from deltalog.tables import DeltaTable
+    t = name(db)
+    spark.range(3).write.format("deltalog").saveAsTable(t)
+    spark.sql(f"INSERT INTO {t} VALUES (7)")
+    dt = DeltaTable.forName(spark, t)
+    path = location(spark, t)
+    assert dt.version() == 1 == DeltaTable.forPath(spark, str(path)).version()
+    assert len(dt.filesArrow()) == len(deltalake.DeltaTable(str(path)).file_uris())
+    assert DeltaTable.forName(spark, t, version=0).version() == 0
+    assert DeltaTable.forName(spark, f"deltalog.`{path}`").version() == 1
+    other = name(db)
+    spark.range(2).write.format("parquet").saveAsTable(other)
+    with pytest.raises(TableNotFoundError) as e:
+        DeltaTable.forName(spark, other)
+    assert e.value.errorClass == "DELTA_MISSING_DELTA_TABLE"
