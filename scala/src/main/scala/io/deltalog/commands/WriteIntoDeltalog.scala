@@ -75,9 +75,7 @@ final class WriteIntoDeltalog(
     val overwrite = mode == SaveMode.Overwrite
     val old = if (exists) Some(txn.metadata) else None
     val oldConf = old.map(_.configuration).getOrElse(Map.empty)
-    if (overwrite && exists && MetadataView.boolValue(AppendOnlyKey, oldConf.get(AppendOnlyKey))) {
-      throw new AppendOnlyTableException(table, "(all files: the write is an overwrite)")
-    }
+    if (overwrite && exists) assertNotAppendOnly(oldConf, table, "(all files: the write is an overwrite)")
     val replaceWhere = if (overwrite && exists) options.replaceWhere else None
     val dynamic = overwrite && exists && replaceWhere.isEmpty && options.dynamicPartitionOverwrite
     validateOptionCombinations(table, overwrite, exists, replaceWhere)
@@ -266,6 +264,10 @@ object WriteIntoDeltalog {
   val CdfKey = "delta.enableChangeDataFeed"
 
   def parseSchema(json: String): StructType = DeltaSchema.fromJson(json)
+
+  /** Refuses removing files of a `delta.appendOnly` table (`what`: the files, for the message). */
+  def assertNotAppendOnly(conf: Map[String, String], table: String, what: String): Unit =
+    if (MetadataView.boolValue(AppendOnlyKey, conf.get(AppendOnlyKey))) throw new AppendOnlyTableException(table, what)
 
   /** Types a partition column may have (primitive types). */
   def isPartitionType(dt: DataType): Boolean = dt match {

@@ -78,8 +78,7 @@ private[spark] final class DeltalogAlterTable(
     val unsetComment = keys.contains(TableCatalog.PROP_COMMENT)
     txn.updateMetadata(m.copy(configuration = m.configuration -- canonical,
       description = if (unsetComment) None else m.description))
-    txn.commit(Nil, Operation("UNSET TBLPROPERTIES",
-      Map("properties" -> canonical.map(json).mkString("[", ",", "]"), "ifExists" -> "true"), changesData = false))
+    txn.commit(Nil, Operation.unsetTableProperties(canonical, ifExists = true))
     DeltalogTable.refreshCaches(table.spark, table.path)
   }
 
@@ -106,8 +105,6 @@ private[spark] final class DeltalogAlterTable(
       entry.storage.copy(locationUri = Some(CatalogUtils.stringToURI(location)))))
     catalog.sessionCatalog.refreshTable(catalog.v1Identifier(ident))
   }
-
-  private def json(s: String): String = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(s)
 }
 
 object DeltalogAlterTable {

@@ -17,9 +17,9 @@ import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.deltalog.commands.{InvalidWriteException, StatementContext, WriteIntoDeltalog, WriteOptions}
-import io.deltalog.exceptions.{AppendOnlyTableException, TableNotFoundException}
+import io.deltalog.exceptions.TableNotFoundException
 import io.deltalog.log.{DeltaLog, Snapshot}
-import io.deltalog.protocol.{ClientCapabilities, MetadataView, Protocol}
+import io.deltalog.protocol.{ClientCapabilities, Protocol}
 import io.deltalog.spark.read.{DeltalogReader, TimeTravelSpec}
 import io.deltalog.txn.{Operation, OptimisticTransaction}
 
@@ -135,10 +135,7 @@ class DeltalogTable(
     val txn = OptimisticTransaction.start(log)
     if (txn.readVersion < 0) throw new TableNotFoundException(tableName, s"$path has no Delta log")
     Protocol.checkCanWrite(txn.protocol, ClientCapabilities.deltalog, tableName)
-    val conf = txn.metadata.configuration
-    if (MetadataView.boolValue(WriteIntoDeltalog.AppendOnlyKey, conf.get(WriteIntoDeltalog.AppendOnlyKey))) {
-      throw new AppendOnlyTableException(tableName, "(all files: TRUNCATE TABLE)")
-    }
+    WriteIntoDeltalog.assertNotAppendOnly(txn.metadata.configuration, tableName, "(all files: TRUNCATE TABLE)")
     val now = System.currentTimeMillis()
     val removed = txn.filterFiles()
     val metrics = Map("numRemovedFiles" -> removed.size.toString,

@@ -54,17 +54,18 @@ private[spark] final class DeltalogTableCreation(
     val isManaged = !isPath && existing.map(_.tableType == CatalogTableType.MANAGED)
       .getOrElse(location.isEmpty && !props.contains(TableCatalog.PROP_EXTERNAL))
     val log = DeltaLog.uncached(path, DeltalogReader.hadoopConf(spark, Map.empty))
-    val logExists = DeltalogCatalog.latest(log).isDefined
+    val latest = DeltalogCatalog.latest(log)
+    val logExists = latest.isDefined
 
     val replacing = staged.kind != StageKind.Create && (existing.isDefined || (isPath && logExists))
     if (staged.kind == StageKind.Create && existing.isDefined) {
       throw new TableAlreadyExistsException(ident)
     }
     if (!replacing && logExists) {
-      if (pending.isEmpty && !isManaged) return register(path, log)
+      if (pending.isEmpty && !isManaged) return register(path, latest.get)
       throw new InvalidWriteException("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", tableName,
         s"Cannot create table $tableName: its location $path already holds a Delta table (version " +
-          s"${log.update().version}). Use CREATE TABLE $tableName USING deltalog LOCATION '$path' (no AS SELECT) " +
+          s"${latest.get.version}). Use CREATE TABLE $tableName USING deltalog LOCATION '$path' (no AS SELECT) " +
           "to register it, INSERT INTO to add rows, or choose another location.")
     }
     if (!replacing && isManaged) refuseNonEmptyManagedLocation(path, log)
@@ -120,8 +121,7 @@ private[spark] final class DeltalogTableCreation(
   }
 
   /** `CREATE TABLE t USING deltalog LOCATION '/existing'`: the entry for a table that exists. */
-  private def register(path: String, log: DeltaLog): Unit = {
-    val snapshot = log.update()
+  private def register(path: String, snapshot: io.deltalog.log.Snapshot): Unit = {
     val tableSchema = DeltalogReader.sparkSchema(snapshot)
     val given = schemaOf(info)
     if (given.nonEmpty && !sameSchema(given, tableSchema)) {

@@ -47,6 +47,10 @@ object Operation {
   def setTableProperties(properties: Map[String, String]): Operation =
     Operation("SET TBLPROPERTIES", Map("properties" -> jsMap(properties)), changesData = false)
 
+  def unsetTableProperties(keys: Seq[String], ifExists: Boolean): Operation =
+    Operation("UNSET TBLPROPERTIES", Map("properties" -> jsSeq(keys), "ifExists" -> ifExists.toString),
+      changesData = false)
+
   def upgradeProtocol(newProtocolJson: String): Operation =
     Operation("UPGRADE PROTOCOL", Map("newProtocol" -> newProtocolJson), changesData = false)
 
