@@ -80,7 +80,7 @@ bench: install peers
 	$(PY) benchmarks/run.py --command "make bench" --out benchmarks/RESULTS.md
 	printf '\n## S5 / S6 — commits (benchmarks/txn_bench.py)\n\n' >> benchmarks/RESULTS.md
 	$(PY) benchmarks/txn_bench.py --scenarios S5,S6 --engines delta-rs,deltalog >> benchmarks/RESULTS.md
-	$(PY) benchmarks/connector_bench.py --scenarios S8,SCAN,APPEND --out benchmarks/RESULTS.md
+	$(PY) benchmarks/connector_bench.py --scenarios S8,S8F,SCAN,APPEND --out benchmarks/RESULTS.md
 
 # Regenerate the class list ClassPreload loads ahead of a driver's first table open (commit the
 # resulting scala/src/main/resources/io/deltalog/preload-classes.txt, then rebuild the jar).

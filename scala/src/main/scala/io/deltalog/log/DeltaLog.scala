@@ -55,6 +55,9 @@ final class DeltaLog private[log] (
 
   private val store = LogStore(fs)
 
+  /** Which files may have NaN-blind float/double upper bounds, from the commits that added them (built lazily). */
+  lazy val statsProvenance: StatsProvenance = new StatsProvenance(this)
+
   /**
    * Number of times [[update]] had to list the log because the lookup of the commit files could
    * not settle what changed (tests, diagnostics).

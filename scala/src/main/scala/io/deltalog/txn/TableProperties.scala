@@ -129,6 +129,8 @@ object TableProperties {
     Property("delta.coordinatedCommits.tableConf-preview", "a JSON object", any),
     Property("delta.redirectReaderWriter-preview", "a JSON redirect specification", any),
     Property("delta.redirectWriterOnly-preview", "a JSON redirect specification", any),
+    // deltalog's own (read side): whether float/double max stats are trusted (spark.read.FloatBoundsTrust)
+    Property("deltalog.skipping.trustFloatMaxStats", "'auto', 'true' or 'false'", oneOfIgnoreCase("auto", "true", "false")),
     // written by writers for row tracking
     Property("delta.rowTracking.materializedRowIdColumnName", "a column name", v => v != null && v.nonEmpty),
     Property("delta.rowTracking.materializedRowCommitVersionColumnName", "a column name", v => v != null && v.nonEmpty))

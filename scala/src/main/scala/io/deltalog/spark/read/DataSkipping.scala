@@ -331,9 +331,38 @@ object DataSkipping {
    * by physical name under `mode`). None when no part of the filters can be used.
    */
   def compile(filters: Seq[Expression], tableSchema: StructType, mode: ColumnMappingMode): Option[Check] =
-    new Compiler(tableSchema, mode).conjunction(filters)
+    new Compiler(tableSchema, mode, nanSafe = false).conjunction(filters)
 
-  private final class Compiler(schema: StructType, mode: ColumnMappingMode) {
+  /**
+   * [[compile]] without the float/double upper bounds a NaN row would need ([[io.deltalog.log.NanAwareWriters]]):
+   * `>`, `>=`, `= NaN`, `IN (.., NaN)` and `<>` on a float or double column keep every file, the
+   * other checks are unchanged (a NaN-blind max is still right for every non-NaN value, and NaN
+   * rows never satisfy `<`, `<=` or `=` with a number). For files whose writer may have left NaN
+   * out of `maxValues`.
+   */
+  def compileNanSafe(filters: Seq[Expression], tableSchema: StructType, mode: ColumnMappingMode): Option[Check] =
+    new Compiler(tableSchema, mode, nanSafe = true).conjunction(filters)
+
+  private def isFloating(c: Col): Boolean = c.dataType == FloatType || c.dataType == DoubleType
+
+  private def isNaN(v: Any): Boolean = v match {
+    case d: Double => d.isNaN
+    case f: Float => f.isNaN
+    case _ => false
+  }
+
+  private final class Compiler(schema: StructType, mode: ColumnMappingMode, nanSafe: Boolean) {
+
+    /** `check`, unless it needs an upper bound that a NaN row could lie above (nanSafe mode). */
+    private def unlessNanBlind(c: Col, check: Check): Option[Check] =
+      if (!nanSafe || !isFloating(c)) Some(check)
+      else check match {
+        case Compare(_, Gt | Ge, _) => None
+        case Compare(_, Eq, v) if isNaN(v) => None
+        case _: NotEq => None
+        case InValues(_, vs) if vs.exists(isNaN) => None
+        case other => Some(other)
+      }
 
     def conjunction(filters: Seq[Expression]): Option[Check] =
       filters.flatMap(f => compile(f, negated = false)).reduceOption[Check](AndCheck)
@@ -346,7 +375,14 @@ object DataSkipping {
     private def or(a: Option[Check], b: Option[Check]): Option[Check] =
       for (x <- a; y <- b) yield OrCheck(x, y)
 
-    private def compile(e: Expression, negated: Boolean): Option[Check] = e match {
+    private def compile(e: Expression, negated: Boolean): Option[Check] = leaf(e, negated) match {
+      case Some(c @ Compare(col, _, _)) => unlessNanBlind(col, c)
+      case Some(c @ NotEq(col, _)) => unlessNanBlind(col, c)
+      case Some(c @ InValues(col, _)) => unlessNanBlind(col, c)
+      case other => other
+    }
+
+    private def leaf(e: Expression, negated: Boolean): Option[Check] = e match {
       case And(l, r) =>
         if (negated) or(compile(l, true), compile(r, true)) else and(compile(l, false), compile(r, false))
       case Or(l, r) =>

@@ -72,6 +72,13 @@ class DeltalogFileIndex(
     lazy val zone = ZoneId.of(spark.sessionState.conf.sessionLocalTimeZone)
     val partitionPredicate = bindPartitionFilters(partitionFilters)
     val skipping = DataSkipping.compile(dataFilters, tableSchema, columnMappingMode)
+    // Files whose writer may leave NaN out of float/double max bounds: skipped only by the checks
+    // that do not need those bounds, and flagged so the Parquet reader pushes no filter on such columns.
+    val trust = FloatBoundsTrust.of(spark, snapshot)
+    val nanSafe = skipping.flatMap(_ => DataSkipping.compileNanSafe(dataFilters, tableSchema, columnMappingMode))
+    val skippingNeedsTrust = skipping.isDefined && nanSafe != skipping && trust != FloatBoundsTrust.Trusted
+    val pushdownNeedsTrust = trust != FloatBoundsTrust.Trusted && FloatBoundsTrust.referencesFloating(dataFilters)
+    lazy val blind = trust.nanBlindFiles(snapshot)
     // per distinct partition-values map (interned maps are shared objects): parsed row and verdict
     val byIdentity = new java.util.IdentityHashMap[Map[String, String], PartitionSlot]()
     val byValue = new java.util.HashMap[Map[String, String], PartitionSlot]()
@@ -92,9 +99,23 @@ class DeltalogFileIndex(
       val kept = skipping.map(DataSkipping.keptRows(_, chunk)).orNull
       val cached = ChunkStats.of(chunk)
       val n = chunk.length
+      def isBlind(i: Int): Boolean = (blind eq io.deltalog.log.NanBlindFiles.All) || blind.contains(chunk.path(i))
+      if (skippingNeedsTrust) {
+        // rows only the float/double max bounds dropped: kept back when their writer is NaN-blind
+        val back = new java.util.BitSet(n)
+        back.set(0, n)
+        nanSafe.foreach(c => back.and(DataSkipping.keptRows(c, chunk)))
+        back.andNot(kept)
+        if (!back.isEmpty && !blind.isEmpty) {
+          var i = back.nextSetBit(0)
+          while (i >= 0 && i < n) { if (isBlind(i)) kept.set(i); i = back.nextSetBit(i + 1) }
+        }
+      }
+      val flagBlind = pushdownNeedsTrust && !blind.isEmpty
       def add(slot: PartitionSlot, i: Int): Unit = {
         afterSkipping += 1
-        slot.files += cached.fileStatus(tableUri, i)
+        val status = cached.fileStatus(tableUri, i)
+        slot.files += (if (flagBlind && isBlind(i)) FloatBoundsTrust.flagged(status) else status)
       }
       if (single != null) {
         // unpartitioned: count the live rows, visit only the kept ones

@@ -62,11 +62,16 @@ class DeltalogParquetFileFormat(
       ColumnMapping.toPhysical(ColumnMapping.withMetadataFrom(s, referenceSchema), columnMappingMode)
     val physicalRequired = physical(requiredSchema)
     val physicalData = physical(dataSchema)
-    val physicalFilters =
+    def pushable(fs: Seq[Filter]): Seq[Filter] =
       if (rowsOnly) Nil // row-group pruning is kept away from row-index based deletes and cast columns
-      else if (columnMappingMode == ColumnMappingMode.NoMapping) SignedZeroFilters.rewrite(filters)
-      else PhysicalFilters.rename(SignedZeroFilters.rewrite(filters), ColumnMapping.physicalNames(
+      else if (columnMappingMode == ColumnMappingMode.NoMapping) SignedZeroFilters.rewrite(fs)
+      else PhysicalFilters.rename(SignedZeroFilters.rewrite(fs), ColumnMapping.physicalNames(
         ColumnMapping.withMetadataFrom(requiredSchema, referenceSchema), columnMappingMode))
+    val physicalFilters = pushable(filters)
+    // for files flagged by the index (FloatBoundsTrust): no filter on a float/double column
+    val nanSafeFilters =
+      if (physicalFilters.isEmpty || !NanSafeFilters.referencesFloating(filters, dataSchema)) null
+      else pushable(NanSafeFilters.withoutFloating(filters, dataSchema))
     if (columnMappingMode == ColumnMappingMode.IdMapping) {
       hadoopConf.setBoolean(SQLConf.PARQUET_FIELD_ID_READ_ENABLED.key, true)
     }
@@ -81,7 +86,11 @@ class DeltalogParquetFileFormat(
     val fallbacks = requiredSchema.fields.flatMap(f => typeFallbacks.get(f.name.toLowerCase(java.util.Locale.ROOT))
       .map(f.name -> _)).toMap
     val reader: PartitionedFile => Iterator[InternalRow] =
-      if (fallbacks.isEmpty) build(requiredSchema, physicalFilters)
+      if (fallbacks.isEmpty && nanSafeFilters != null) {
+        val all = build(requiredSchema, physicalFilters)
+        val safe = build(requiredSchema, nanSafeFilters)
+        (file: PartitionedFile) => if (FloatBoundsTrust.isFlagged(file)) safe(file) else all(file)
+      } else if (fallbacks.isEmpty) build(requiredSchema, physicalFilters)
       else {
         def rowTypes(s: StructType) =
           s.fields.map(_.dataType).toSeq ++ (if (hasDeletionVectors) Seq(LongType) else Nil) ++ partitionSchema.map(_.dataType)
