@@ -89,6 +89,7 @@ class DeltaTable:
         self._path = path
         self._protocol: Optional[Protocol] = None
         self._metadata: Optional[Metadata] = None
+        self._name: Optional[str] = None  # the catalog name when opened with forName
 
     @classmethod
     def forPath(cls, spark: Any, path: Union[str, "os.PathLike[str]"], version: Optional[int] = None,
@@ -123,12 +124,41 @@ class DeltaTable:
                 "DELTA_MISSING_DELTA_TABLE",
                 f"{tableOrViewName} is not a deltalog table (provider: {provider or 'none'}); create it "
                 "USING deltalog, or open a path with DeltaTable.forPath.")
-        return cls.forPath(spark, location, version=version, timestamp=timestamp)
+        table = cls.forPath(spark, location, version=version, timestamp=timestamp)
+        parts = [info.get(k) for k in ("Catalog", "Database", "Table")]
+        table._name = ".".join(p for p in parts if p) or tableOrViewName
+        return table
 
     @staticmethod
     def clearCache(spark: Any) -> None:
         """Forget every cached table state in the driver (the next open re-reads the log)."""
         api_class(spark, "TableApi").clearCache()
+
+    # ------------------------------------------------------------------ history and detail
+    def history(self, limit: Optional[int] = None) -> Any:
+        """The table's commits, newest first, as a DataFrame with delta-spark's ``DESCRIBE HISTORY``
+        columns (version, timestamp, userId, userName, operation, operationParameters, job, notebook,
+        clusterId, readVersion, isolationLevel, isBlindAppend, operationMetrics, userMetadata,
+        engineInfo). Like delta-spark's, it shows the latest commits, also those written after this
+        object was opened; only the ``limit`` newest commit files are read::
+
+            DeltaTable.forPath(spark, "/data/events").history(10).select("version", "operation").show()
+        """
+        from pyspark.sql import DataFrame
+        if limit is not None and int(limit) < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        jdf = _call(self._handle.history, self._spark._jsparkSession, -1 if limit is None else int(limit))
+        return DataFrame(jdf, self._spark)
+
+    def detail(self) -> Any:
+        """One row with delta-spark's ``DESCRIBE DETAIL`` columns (format, id, name, description,
+        location, createdAt, lastModified, partitionColumns, clusteringColumns, numFiles, sizeInBytes,
+        properties, minReaderVersion, minWriterVersion, tableFeatures) for this object's version::
+
+            DeltaTable.forPath(spark, "/data/events").detail().select("numFiles", "sizeInBytes").show()
+        """
+        from pyspark.sql import DataFrame
+        return DataFrame(_call(self._handle.detail, self._spark._jsparkSession, self._name), self._spark)
 
     # ------------------------------------------------------------------ table state
     def version(self) -> int:

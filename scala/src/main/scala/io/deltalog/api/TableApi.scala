@@ -58,6 +58,18 @@ class SnapshotHandle(val deltaLog: DeltaLog, val snapshot: Snapshot) {
   def protocolJson: String = Action.mapper.writeValueAsString(snapshot.protocol.toJsonNode)
   def metadataJson: String = Action.mapper.writeValueAsString(snapshot.metadata.toJsonNode)
   def numFiles: Long = snapshot.numFiles
+
+  /** `DESCRIBE HISTORY` of the table (its latest version, as delta-spark's `history()`); `limit` < 0: every commit. */
+  def history(spark: SparkSession, limit: Int): org.apache.spark.sql.DataFrame = {
+    val entries = io.deltalog.log.TableHistory(deltaLog, if (limit < 0) None else Some(limit))
+    spark.createDataFrame(java.util.Arrays.asList(io.deltalog.spark.DescribeHistoryCommand.rows(entries): _*),
+      io.deltalog.spark.DescribeHistoryCommand.schema)
+  }
+
+  /** `DESCRIBE DETAIL` of this snapshot; `name` the catalog name or null. */
+  def detail(spark: SparkSession, name: String): org.apache.spark.sql.DataFrame =
+    spark.createDataFrame(java.util.Arrays.asList(io.deltalog.spark.DescribeDetailCommand.row(snapshot, Option(name))),
+      io.deltalog.spark.DescribeDetailCommand.schema)
   def sizeInBytes: Long = snapshot.sizeInBytes
   /**
    * The live files / tombstones as an Arrow IPC stream written into `file`: Python memory-maps it,

@@ -15,19 +15,20 @@ import io.deltalog.log.DeltaLog
 import io.deltalog.protocol.{Protocol, TableFeature}
 
 /**
- * deltalog's SQL parser: recognises `DESC[RIBE] PROTOCOL <table>` and hands every other
- * statement (and every other parser entry point) to Spark's parser unchanged.
+ * deltalog's SQL parser: recognises `DESC[RIBE] PROTOCOL <table>`, `DESC[RIBE] HISTORY <table>
+ * [LIMIT n]` and `DESC[RIBE] DETAIL <table>` and hands every other statement (and every other
+ * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
  * `deltalog.`/data/events``) or a table name of the session catalog. Like delta-spark's
- * `DESCRIBE DETAIL`, the statement shadows `DESCRIBE <table named protocol> <column>`.
+ * `DESCRIBE DETAIL`, these shadow `DESCRIBE <table named protocol/history/detail> <column>`.
  */
 class DeltalogSqlParser(delegate: ParserInterface) extends ParserInterface {
   override def parsePlan(sqlText: String): LogicalPlan =
-    DeltalogSqlParser.describeProtocol(sqlText, delegate).getOrElse(delegate.parsePlan(sqlText))
+    DeltalogSqlParser.parse(sqlText, delegate).getOrElse(delegate.parsePlan(sqlText))
 
   override def parsePlanWithParameters(sqlText: String, context: ParameterContext): LogicalPlan =
-    DeltalogSqlParser.describeProtocol(sqlText, delegate)
+    DeltalogSqlParser.parse(sqlText, delegate)
       .getOrElse(delegate.parsePlanWithParameters(sqlText, context))
 
   override def parseExpression(sqlText: String): Expression = delegate.parseExpression(sqlText)
@@ -42,23 +43,20 @@ class DeltalogSqlParser(delegate: ParserInterface) extends ParserInterface {
 }
 
 object DeltalogSqlParser {
-  private val Statement = """(?is)^\s*desc(?:ribe)?\s+protocol\s+(.+?)\s*;?\s*$""".r
-  private val Quoted = """(?s)^(['"])(.*)\1$""".r
-  private val PathTable = """(?is)^(?:delta|deltalog)\.`(.*)`$""".r
-  private val BackquotedPath = """(?s)^`(.*[/\\].*)`$""".r
+  private val Protocol = """(?is)^\s*desc(?:ribe)?\s+protocol\s+(.+?)\s*;?\s*$""".r
+  private val History = """(?is)^\s*desc(?:ribe)?\s+history\s+(.+?)(?:\s+limit\s+(\d+))?\s*;?\s*$""".r
+  private val Detail = """(?is)^\s*desc(?:ribe)?\s+detail\s+(.+?)\s*;?\s*$""".r
 
-  /** The DESCRIBE PROTOCOL command for `sqlText`, or None when it is some other statement. */
-  def describeProtocol(sqlText: String, delegate: ParserInterface): Option[DescribeProtocolCommand] =
-    sqlText match {
-      case Statement(target) =>
-        Some(target.trim match {
-          case Quoted(_, path) => DescribeProtocolCommand(Some(path), None)
-          case PathTable(path) => DescribeProtocolCommand(Some(path), None)
-          case BackquotedPath(path) => DescribeProtocolCommand(Some(path), None)
-          case name => DescribeProtocolCommand(None, Some(delegate.parseTableIdentifier(name)))
-        })
-      case _ => None
-    }
+  /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL), or None for any other statement. */
+  def parse(sqlText: String, delegate: ParserInterface): Option[LogicalPlan] = sqlText match {
+    case Protocol(target) =>
+      val t = TableTarget.parse(target, delegate)
+      Some(DescribeProtocolCommand(t.path, t.table))
+    case History(target, limit) =>
+      Some(DescribeHistoryCommand(TableTarget.parse(target, delegate), Option(limit).map(_.toInt)))
+    case Detail(target) => Some(DescribeDetailCommand(TableTarget.parse(target, delegate)))
+    case _ => None
+  }
 }
 
 /**
@@ -85,11 +83,7 @@ case class DescribeProtocolCommand(path: Option[String], table: Option[TableIden
     AttributeReference("protocol", StringType, nullable = false)())
 
   override def run(spark: SparkSession): Seq[Row] = {
-    val location = path.getOrElse {
-      val meta = spark.sessionState.catalog.getTableMetadata(table.get)
-      meta.storage.locationUri.map(_.toString).getOrElse(throw new DeltalogException("DELTA_TABLE_NOT_FOUND",
-        s"Table ${table.get.unquotedString} has no location; DESCRIBE PROTOCOL needs a path-based table."))
-    }
+    val (location, _) = TableTarget(path, table).resolve(spark, "DESCRIBE PROTOCOL")
     val log = DeltaLog.forTable(location, spark.sessionState.newHadoopConf())
     val (protocol, _) = log.readProtocolAndMetadata()
     DescribeProtocolCommand.rows(protocol)

@@ -1,0 +1,63 @@
+package io.deltalog.spark
+
+import java.sql.Timestamp
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.{Row, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.types._
+
+import io.deltalog.actions.Action
+import io.deltalog.log.{DeltaLog, Snapshot}
+
+/**
+ * `DESCRIBE DETAIL <table>`: one row with delta-spark's columns ([[DescribeDetailCommand.schema]])
+ * for the table's latest version.
+ */
+case class DescribeDetailCommand(target: TableTarget) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = org.apache.spark.sql.catalyst.types.DataTypeUtils.toAttributes(DescribeDetailCommand.schema)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val (location, name) = target.resolve(spark, "DESCRIBE DETAIL")
+    val log = DeltaLog.forTable(location, spark.sessionState.newHadoopConf())
+    Seq(DescribeDetailCommand.row(log.update(), name))
+  }
+}
+
+object DescribeDetailCommand {
+  /** delta-spark 4.4's `DESCRIBE DETAIL` columns, in its order. */
+  val schema: StructType = StructType(Seq(
+    StructField("format", StringType), StructField("id", StringType), StructField("name", StringType),
+    StructField("description", StringType), StructField("location", StringType),
+    StructField("createdAt", TimestampType), StructField("lastModified", TimestampType),
+    StructField("partitionColumns", ArrayType(StringType)), StructField("clusteringColumns", ArrayType(StringType)),
+    StructField("numFiles", LongType), StructField("sizeInBytes", LongType),
+    StructField("properties", MapType(StringType, StringType)),
+    StructField("minReaderVersion", IntegerType), StructField("minWriterVersion", IntegerType),
+    StructField("tableFeatures", ArrayType(StringType))))
+
+  /** The row of `snapshot`; `name` is the catalog name (None for a path). */
+  def row(snapshot: Snapshot, name: Option[String]): Row = {
+    val m = snapshot.metadata
+    val p = snapshot.protocol
+    Row("delta", m.id, name.orNull, m.description.orNull, snapshot.deltaLog.tablePath.toString,
+      m.createdTime.map(new Timestamp(_)).orNull, new Timestamp(snapshot.timestamp), m.partitionColumns,
+      clusteringColumns(snapshot), snapshot.numFiles, snapshot.sizeInBytes, m.configuration,
+      p.minReaderVersion, p.minWriterVersion, DescribeProtocolCommand.featureNames(p).sorted)
+  }
+
+  /** Liquid clustering columns from the `delta.clustering` domain (dotted names), else none. */
+  private def clusteringColumns(snapshot: Snapshot): Seq[String] =
+    snapshot.domainMetadata.find(d => d.domain == "delta.clustering" && !d.removed).toSeq.flatMap { d =>
+      try {
+        val cols = Action.mapper.readTree(d.configuration).get("clusteringColumns")
+        if (cols == null || !cols.isArray) Nil
+        else (0 until cols.size()).map { i =>
+          val c = cols.get(i)
+          if (c.isArray) (0 until c.size()).map(j => c.get(j).asText()).mkString(".") else c.asText()
+        }
+      } catch { case NonFatal(_) => Nil }
+    }
+}
