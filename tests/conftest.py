@@ -51,3 +51,13 @@ def java_error_classes(e) -> list:
             cls = cls.getSuperclass()
         j = j.getCause()
     return names
+
+
+@pytest.fixture(scope="session")
+def delta_spark():
+    """delta-spark 4.4 in a separate Spark process (integration/peers.py), shared by the run."""
+    import sys
+    sys.path.insert(0, str(REPO_ROOT / "integration"))
+    from peers import SparkPeer
+    with SparkPeer("delta-spark") as peer:
+        yield peer

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 import uuid
 from pathlib import Path
 
@@ -17,8 +16,6 @@ import pytest
 
 from deltalog.tables import DeltaTable
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "integration"))
-from peers import SparkPeer  # noqa: E402
 
 HISTORY_SCHEMA = ("struct<version:bigint,timestamp:timestamp,userId:string,userName:string,operation:string,"
                   "operationParameters:map<string,string>,job:struct<jobId:string,jobName:string,jobRunId:string,"
@@ -29,12 +26,6 @@ DETAIL_SCHEMA = ("struct<format:string,id:string,name:string,description:string,
                  "lastModified:timestamp,partitionColumns:array<string>,clusteringColumns:array<string>,"
                  "numFiles:bigint,sizeInBytes:bigint,properties:map<string,string>,minReaderVersion:int,"
                  "minWriterVersion:int,tableFeatures:array<string>>")
-
-
-@pytest.fixture(scope="module")
-def delta_spark():
-    with SparkPeer("delta-spark") as peer:
-        yield peer
 
 
 def commit_infos(path: Path) -> dict:

@@ -11,13 +11,17 @@ import io.deltalog.txn.Operation
  * @param operationName e.g. `CREATE TABLE AS SELECT`; None records delta-spark's `WRITE`
  * @param replaceTable  REPLACE semantics on an existing table: the schema, partitioning, properties
  *                      and comment of the statement replace the table's (the protocol never goes down)
+ * @param tableSchema   the schema a column list gives the table (CREATE / REPLACE TABLE without a
+ *                      query): NOT NULL, generated and identity columns as declared, instead of the
+ *                      (nullable) schema of the data written
  */
 final case class StatementContext(
     operationName: Option[String] = None,
     tableProperties: Map[String, String] = Map.empty,
     description: Option[String] = None,
     isManaged: Boolean = false,
-    replaceTable: Boolean = false) {
+    replaceTable: Boolean = false,
+    tableSchema: Option[org.apache.spark.sql.types.StructType] = None) {
 
   /** The operation of the commit: delta-spark's `WRITE`, or the statement's own with its parameters. */
   def operation(meta: Metadata, mode: String, replaceWhere: Option[String]): Operation = operationName match {

@@ -81,7 +81,7 @@ final class WriteIntoDeltalog(
     validateOptionCombinations(table, overwrite, exists, replaceWhere)
 
     // ------------------------------------------------------------ metadata
-    val partitionColsRequested = partitionBy.map(c => resolveName(data.schema, c, table))
+    val partitionColsRequested = partitionBy.map(c => resolveName(statement.tableSchema.getOrElse(data.schema), c, table))
     val replacingSchema = !exists || (overwrite && (options.overwriteSchema || statement.replaceTable))
     val newMetadata: Option[Metadata] =
       if (replacingSchema) Some(tableMetadata(old, partitionColsRequested, table))
@@ -203,7 +203,7 @@ final class WriteIntoDeltalog(
 
   /** Metadata of a new table, or of an existing one whose schema is replaced (overwriteSchema). */
   private def tableMetadata(old: Option[Metadata], partitionCols: Seq[String], table: String): Metadata = {
-    val schema = WriteSchema.nullableDeep(data.schema).asInstanceOf[StructType]
+    val schema = statement.tableSchema.getOrElse(WriteSchema.nullableDeep(data.schema).asInstanceOf[StructType])
     partitionCols.foreach { c =>
       val dt = schema(c).dataType
       if (!isPartitionType(dt)) {

@@ -10,6 +10,7 @@ import org.apache.spark.sql.catalyst.TableIdentifier
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogUtils}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
+import org.apache.spark.sql.connector.catalog.TableCatalogCapability
 import org.apache.spark.sql.connector.catalog.{DelegatingCatalogExtension, Identifier, StagedTable, StagingTableCatalog,
   Table, TableCatalog, TableChange, TableInfo}
 import org.apache.spark.sql.deltalog.SparkCatalogInternals
@@ -108,8 +109,20 @@ class DeltalogCatalog extends DelegatingCatalogExtension with StagingTableCatalo
   private def isDeltalog(ident: Identifier, info: TableInfo): Boolean =
     isPathIdentifier(ident) || DeltalogTable.isDeltalogProvider(info.properties().get(TableCatalog.PROP_PROVIDER))
 
+  /**
+   * Column definitions Spark checks the catalog for: generated and identity columns (kept for
+   * deltalog tables only: other providers' are refused in [[createInSessionCatalog]]) and DEFAULT.
+   */
+  override def capabilities(): java.util.Set[TableCatalogCapability] = {
+    val all = new java.util.HashSet[TableCatalogCapability](super.capabilities())
+    all.add(TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_GENERATED_COLUMNS)
+    all.add(TableCatalogCapability.SUPPORTS_CREATE_TABLE_WITH_IDENTITY_COLUMNS)
+    all.add(TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE)
+    all
+  }
+
   override def createTable(ident: Identifier, info: TableInfo): Table =
-    if (!isDeltalog(ident, info)) super.createTable(ident, info.columns(), info.partitions(), info.properties())
+    if (!isDeltalog(ident, info)) createInSessionCatalog(ident, info)
     else {
       new StagedDeltalogTable(this, ident, info, StageKind.Create).commitStagedChanges()
       loadTable(ident)
@@ -131,8 +144,15 @@ class DeltalogCatalog extends DelegatingCatalogExtension with StagingTableCatalo
     } else BestEffortStagedTable.create(this, ident, info, replace = true)
 
   /** Spark's own create, for the staged tables of other providers. */
-  private[spark] def createInSessionCatalog(ident: Identifier, info: TableInfo): Table =
+  private[spark] def createInSessionCatalog(ident: Identifier, info: TableInfo): Table = {
+    if (ColumnDefinitions.hasDeltaOnlyDefinitions(info.columns())) {
+      val provider = Option(info.properties().get(TableCatalog.PROP_PROVIDER)).getOrElse("the default provider")
+      throw new InvalidWriteException("UNSUPPORTED_FEATURE.TABLE_OPERATION", ident.toString,
+        s"Table $ident: generated and identity columns need a deltalog table (USING deltalog); $provider " +
+          "tables cannot keep them.")
+    }
     super.createTable(ident, info.columns(), info.partitions(), info.properties())
+  }
 
   // ------------------------------------------------------------------ alter / drop / rename
 

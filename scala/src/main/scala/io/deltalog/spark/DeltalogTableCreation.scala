@@ -71,24 +71,30 @@ private[spark] final class DeltalogTableCreation(
     if (!replacing && isManaged) refuseNonEmptyManagedLocation(path, log)
 
     val partitionBy = partitionColumns()
+    val declared = if (pending.isEmpty) Some(schemaOf(info, tableName)) else None
     val tableProperties = userProperties(props)
     val description = props.get(TableCatalog.PROP_COMMENT)
     val (data, writeParams) = pending match {
       case Some((df, _, params)) => (df, params)
-      case None => (spark.createDataFrame(java.util.Collections.emptyList[Row](), schemaOf(info)), Map.empty[String, String])
+      case None =>
+        // no rows: the data leaves out the identity columns the writer must not be given values for
+        val columns = StructType(declared.get.fields.filterNot(f => f.metadata.contains(ColumnDefinitions.IdentityStartKey)))
+        (spark.createDataFrame(java.util.Collections.emptyList[Row](), columns), Map.empty[String, String])
     }
     val v1Overwrite = writeParams.get(V1OverwriteOption).exists(_.equalsIgnoreCase("true"))
     val asSelect = if (pending.isDefined) " AS SELECT" else ""
     val (mode, params, statement) =
       if (!replacing) {
         (SaveMode.ErrorIfExists, writeParams - V1OverwriteOption,
-          StatementContext(Some(s"CREATE TABLE$asSelect"), tableProperties, description, isManaged))
+          StatementContext(Some(s"CREATE TABLE$asSelect"), tableProperties, description, isManaged,
+          tableSchema = declared))
       } else if (v1Overwrite) {
         (SaveMode.Overwrite, writeParams - V1OverwriteOption + (WriteOptions.PartitionOverwriteMode -> "static"),
           StatementContext(Some(s"CREATE OR REPLACE TABLE$asSelect"), Map.empty, None, isManaged))
       } else {
         (SaveMode.Overwrite, writeParams - WriteOptions.ReplaceWhere + (WriteOptions.PartitionOverwriteMode -> "static"),
-          StatementContext(Some(staged.kind.sql + asSelect), tableProperties, description, isManaged, replaceTable = true))
+          StatementContext(Some(staged.kind.sql + asSelect), tableProperties, description, isManaged, replaceTable = true,
+          tableSchema = declared))
       }
     val root = new Path(path)
     val existedBefore = try log.fs.exists(root) catch { case NonFatal(_) => true }
@@ -123,7 +129,7 @@ private[spark] final class DeltalogTableCreation(
   /** `CREATE TABLE t USING deltalog LOCATION '/existing'`: the entry for a table that exists. */
   private def register(path: String, snapshot: io.deltalog.log.Snapshot): Unit = {
     val tableSchema = DeltalogReader.sparkSchema(snapshot)
-    val given = schemaOf(info)
+    val given = schemaOf(info, tableName)
     if (given.nonEmpty && !sameSchema(given, tableSchema)) {
       throw new InvalidWriteException("DELTA_CREATE_TABLE_SCHEMA_MISMATCH", tableName,
         s"Cannot register $tableName: the schema in the statement (${given.toDDL}) differs from the schema of the " +
@@ -207,8 +213,9 @@ private[spark] object DeltalogTableCreation {
       WriteOptions.canonicalKey(k) -> v
   }
 
-  def schemaOf(info: org.apache.spark.sql.connector.catalog.TableInfo): StructType =
-    info.schema()
+  /** The statement's column list as the log stores it ([[ColumnDefinitions]]). */
+  def schemaOf(info: org.apache.spark.sql.connector.catalog.TableInfo, table: String): StructType =
+    ColumnDefinitions.schema(info.columns(), userProperties(info.properties().asScala.toMap), table)
 
   private def sameSchema(a: StructType, b: StructType): Boolean =
     a.length == b.length && a.fields.zip(b.fields).forall { case (x, y) =>

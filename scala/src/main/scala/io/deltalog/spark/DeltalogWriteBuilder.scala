@@ -28,7 +28,9 @@ class DeltalogWriteBuilder(
   extends WriteBuilder with SupportsOverwrite with SupportsDynamicOverwrite with SupportsTruncate {
 
   def this(t: DeltalogTable, writeOptions: Map[String, String]) =
-    this(t.name(), writeOptions, (data, mode, params) => { t.write(data, mode, params); () })
+    this(t.name(), writeOptions, (data, mode, params) => {
+      t.write(DeltalogWriteBuilder.withoutFilledColumns(data, t.schema), mode, params); ()
+    })
 
   private var mode: SaveMode = SaveMode.Append
   private var params: Map[String, String] = Map.empty
@@ -63,6 +65,33 @@ class DeltalogWriteBuilder(
 }
 
 object DeltalogWriteBuilder {
+  /**
+   * `data` without the identity and generated columns Spark filled with NULL because the
+   * statement left them out (`INSERT INTO t (id) VALUES ...`, Spark's V2 insert resolution): the
+   * writer then assigns identity values and computes generated columns, as for a DataFrame
+   * without those columns.
+   */
+  def withoutFilledColumns(data: DataFrame, schema: org.apache.spark.sql.types.StructType): DataFrame = {
+    import org.apache.spark.sql.catalyst.expressions.{Alias, Cast}
+    import org.apache.spark.sql.catalyst.plans.logical.Project
+    val special = schema.fields.filter(f => f.metadata.contains(ColumnDefinitions.IdentityStartKey) ||
+      f.metadata.contains(ColumnDefinitions.GenerationExpressionKey)).map(_.name.toLowerCase(java.util.Locale.ROOT)).toSet
+    if (special.isEmpty) return data
+    def isNull(e: org.apache.spark.sql.catalyst.expressions.Expression): Boolean = e match {
+      case Literal(null, _) => true
+      case c: Cast => isNull(c.child)
+      case a: Alias => isNull(a.child)
+      case _ => false
+    }
+    val filled = data.queryExecution.analyzed match {
+      case Project(list, _) => list.collect {
+        case a: Alias if special.contains(a.name.toLowerCase(java.util.Locale.ROOT)) && isNull(a.child) => a.name
+      }
+      case _ => Nil
+    }
+    if (filled.isEmpty) data else data.drop(filled: _*)
+  }
+
   private def col(name: String): String = name.split('.').map(p => "`" + p.replace("`", "``") + "`").mkString(".")
 
   private def lit(v: Any): String = Literal(v).sql

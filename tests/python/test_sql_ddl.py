@@ -1,0 +1,86 @@
+"""CREATE TABLE column definitions (issue 26): NOT NULL, COMMENT, DEFAULT, GENERATED ALWAYS AS (expr),
+GENERATED ... AS IDENTITY. The log must hold what delta-spark 4.4 writes for the same statement
+(schema with its field metadata, and the protocol's features), INSERT must fill identity, generated
+and default columns left out of the statement, and delta-spark must take writes into the table
+deltalog created (identity values continue above deltalog's high-water mark).
+"""
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+COLUMNS = ("(id BIGINT NOT NULL COMMENT 'the id', g BIGINT GENERATED ALWAYS AS (id * 2), d STRING DEFAULT 'x', "
+           "i BIGINT GENERATED ALWAYS AS IDENTITY (START WITH 10 INCREMENT BY 5), p STRING)")
+PROPS = "TBLPROPERTIES ('delta.feature.allowColumnDefaults' = 'supported')"
+
+
+def log0(path: Path) -> dict:
+    out = {}
+    for line in (path / "_delta_log" / f"{0:020d}.json").read_text().splitlines():
+        a = json.loads(line)
+        out.update({k: v for k, v in a.items() if k in ("metaData", "protocol")})
+    return out
+
+
+def test_column_definitions_are_logged_as_delta_spark_logs_them(spark, tmp_path, delta_spark):
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    spark.sql(f"CREATE TABLE deltalog.`{ours}` {COLUMNS} USING deltalog PARTITIONED BY (p) {PROPS}")
+    delta_spark.run(f"spark.sql('''CREATE TABLE delta.`{theirs}` {COLUMNS} USING delta PARTITIONED BY (p) {PROPS}''')")
+    a, b = log0(ours), log0(theirs)
+    assert json.loads(a["metaData"]["schemaString"]) == json.loads(b["metaData"]["schemaString"])
+    assert a["metaData"]["partitionColumns"] == b["metaData"]["partitionColumns"] == ["p"]
+    assert (a["protocol"]["minReaderVersion"], a["protocol"]["minWriterVersion"]) == \
+        (b["protocol"]["minReaderVersion"], b["protocol"]["minWriterVersion"])
+    assert sorted(a["protocol"].get("writerFeatures", [])) == sorted(b["protocol"].get("writerFeatures", []))
+    assert {"generatedColumns", "identityColumns", "allowColumnDefaults"} <= set(a["protocol"]["writerFeatures"])
+
+
+def test_insert_fills_identity_generated_and_default_columns(spark, tmp_path, delta_spark):
+    path = tmp_path / "t"
+    t = f"deltalog.`{path}`"
+    spark.sql(f"CREATE TABLE {t} {COLUMNS} USING deltalog PARTITIONED BY (p) {PROPS}")
+    spark.sql(f"INSERT INTO {t} (id, p) VALUES (1, 'a'), (2, 'b')")
+    spark.sql(f"INSERT INTO {t} (id, d, p) VALUES (3, 'y', 'a')")
+    rows = sorted(tuple(r) for r in spark.sql(f"SELECT id, g, d, i, p FROM {t}").collect())
+    assert [r[:3] for r in rows] == [(1, 2, "x"), (2, 4, "x"), (3, 6, "y")]
+    ids = sorted(r[3] for r in rows)
+    assert len(set(ids)) == 3 and all(i >= 10 and (i - 10) % 5 == 0 for i in ids), ids
+    # a value that contradicts the generation expression is refused, nothing committed
+    with pytest.raises(Exception, match="DELTA_GENERATED_COLUMN_MISMATCH"):
+        spark.sql(f"INSERT INTO {t} (id, g, p) VALUES (4, 9, 'a')")
+    with pytest.raises(Exception, match="NOT NULL|DELTA_NOT_NULL_CONSTRAINT_VIOLATED|NULL"):
+        spark.sql(f"INSERT INTO {t} (id, p) VALUES (NULL, 'a')")
+    assert spark.sql(f"SELECT count(*) FROM {t}").collect()[0][0] == 3
+    # delta-spark appends to the table deltalog created: its identity values continue above ours
+    got = delta_spark.run(f"""
+        spark.sql("INSERT INTO delta.`{path}` (id, p) VALUES (5, 'c')")
+        result = [r.asDict() for r in spark.sql("SELECT id, g, d, i FROM delta.`{path}`").collect()]
+    """)
+    new = next(r for r in got if r["id"] == 5)
+    assert new["g"] == 10 and new["d"] == "x" and new["i"] > max(ids) and (new["i"] - 10) % 5 == 0
+    assert sorted(r["i"] for r in got if r["id"] != 5) == ids
+
+
+def test_column_definition_errors(spark, tmp_path):
+    with pytest.raises(Exception, match="WRONG_COLUMN_DEFAULTS_FOR_DELTA_FEATURE_NOT_ENABLED"):
+        spark.sql(f"CREATE TABLE deltalog.`{tmp_path / 'a'}` (id BIGINT, d STRING DEFAULT 'x') USING deltalog")
+    with pytest.raises(Exception, match="DELTA_IDENTITY_COLUMNS_UNSUPPORTED_DATA_TYPE"):
+        spark.sql(f"CREATE TABLE deltalog.`{tmp_path / 'b'}` (i INT GENERATED ALWAYS AS IDENTITY) USING deltalog")
+    for name in ("a", "b"):
+        assert not (tmp_path / name).exists()
+    db = "ddl_" + uuid.uuid4().hex[:8]
+    spark.sql(f"CREATE DATABASE {db} LOCATION '{tmp_path / 'wh'}'")
+    try:
+        # other providers cannot keep generated columns: refused, not silently dropped
+        with pytest.raises(Exception, match="generated (and identity )?columns"):
+            spark.sql(f"CREATE TABLE {db}.pq (id BIGINT, g BIGINT GENERATED ALWAYS AS (id + 1)) USING parquet")
+        assert not spark.catalog.tableExists(f"{db}.pq")
+        # a managed deltalog table keeps them
+        spark.sql(f"CREATE TABLE {db}.t (id BIGINT, g BIGINT GENERATED ALWAYS AS (id + 1)) USING deltalog")
+        spark.sql(f"INSERT INTO {db}.t (id) VALUES (41)")
+        assert [tuple(r) for r in spark.sql(f"SELECT id, g FROM {db}.t").collect()] == [(41, 42)]
+    finally:
+        spark.sql(f"DROP DATABASE {db} CASCADE")
