@@ -36,9 +36,10 @@ from deltalog._log_reader import (
     _metadata_from_body,
     _protocol_from_body,
     _read_checkpoint,
+    local_table_path,
     read_protocol_and_metadata,
 )
-from deltalog.actions import Metadata, canonicalPathKey, isAbsoluteUri
+from deltalog.actions import Metadata, canonicalPathKey, decodePath, isAbsoluteUri
 from deltalog.exceptions import ActionParseError, CorruptLogFileError, StateRecoverError, TableNotFoundError
 from deltalog.protocol import Protocol
 
@@ -422,8 +423,7 @@ def _replay_checkpoint(log_dir: str, cp: _Checkpoint, live: Dict[str, int], doma
 
 
 def _sidecar_file(log_dir: str, path: str) -> str:
-    from deltalog._log_reader import local_table_path
-    from deltalog.actions import decodePath
+    """A sidecar's file: ``sidecar.path`` is relative to ``_delta_log/_sidecars`` (URI-encoded) or absolute."""
     if isAbsoluteUri(path):
         return local_table_path(path)
     try:
