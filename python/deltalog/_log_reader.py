@@ -85,15 +85,46 @@ def local_table_path(path: "str | os.PathLike[str]") -> str:
         f"open {parsed.scheme}:// tables with DeltaTable.forPath(spark, path).explainProtocol().")
 
 
-def read_protocol_and_metadata(path: "str | os.PathLike[str]") -> TableProtocolState:
-    """Latest protocol and metadata of the table at ``path`` (see the module docstring)."""
+@dataclass(frozen=True)
+class _Segment:
+    """The files that reconstruct a table's latest version, from one listing of ``_delta_log``."""
+
+    root: str
+    log_dir: str
+    commits: Dict[int, str]            # every listed commit file, by version
+    mtimes: Dict[int, int]             # modification time (ms) of each listed commit file
+    checkpoint: Optional[_Checkpoint]  # the newest complete checkpoint at or below ``latest``
+    latest: int
+
+    @property
+    def base(self) -> int:
+        """First commit version replayed after the checkpoint."""
+        return self.checkpoint.version + 1 if self.checkpoint else 0
+
+
+def _missing_log(root: str, log_dir: str) -> TableNotFoundError:
+    return TableNotFoundError(
+        "DELTA_TABLE_NOT_FOUND",
+        f"{root} is not a Delta table: {log_dir} does not exist. Check the path.")
+
+
+def _list_log(path: "str | os.PathLike[str]") -> Tuple[str, str, Dict[int, str], Dict[int, int], List[_Checkpoint]]:
+    """``(root, log_dir, commits, commit mtimes, complete checkpoints)`` from one listing."""
     root = local_table_path(path)
     log_dir = os.path.join(root, "_delta_log")
     if not os.path.isdir(log_dir):
-        raise TableNotFoundError(
-            "DELTA_TABLE_NOT_FOUND",
-            f"{root} is not a Delta table: {log_dir} does not exist. Check the path.")
-    commits, checkpoints = _list(log_dir)
+        raise _missing_log(root, log_dir)
+    mtimes: Dict[int, int] = {}
+    try:
+        commits, checkpoints = _list(log_dir, mtimes)
+    except FileNotFoundError:
+        raise _missing_log(root, log_dir) from None
+    return root, log_dir, commits, mtimes, checkpoints
+
+
+def _latest_segment(path: "str | os.PathLike[str]") -> _Segment:
+    """The newest complete checkpoint and the contiguous commits after it (one listing)."""
+    root, log_dir, commits, mtimes, checkpoints = _list_log(path)
     if not commits and not checkpoints:
         raise TableNotFoundError(
             "DELTA_TABLE_NOT_FOUND",
@@ -108,6 +139,13 @@ def read_protocol_and_metadata(path: "str | os.PathLike[str]") -> TableProtocolS
             "DELTA_VERSIONS_NOT_CONTIGUOUS",
             f"Table {root}: commit files are missing for versions {shown} (the log is corrupt or "
             f"was partly deleted); restore them or the checkpoint that covers them.")
+    return _Segment(root, log_dir, commits, mtimes, checkpoint, latest)
+
+
+def read_protocol_and_metadata(path: "str | os.PathLike[str]") -> TableProtocolState:
+    """Latest protocol and metadata of the table at ``path`` (see the module docstring)."""
+    seg = _latest_segment(path)
+    root, commits, checkpoint, latest, base = seg.root, seg.commits, seg.checkpoint, seg.latest, seg.base
 
     protocol: Optional[Protocol] = None
     metadata: Optional[Metadata] = None
@@ -140,19 +178,24 @@ def read_protocol_and_metadata(path: "str | os.PathLike[str]") -> TableProtocolS
 
 
 # ------------------------------------------------------------------------------- listing
-def _list(log_dir: str) -> Tuple[Dict[int, str], List[_Checkpoint]]:
+def _list(log_dir: str, mtimes: Optional[Dict[int, int]] = None) -> Tuple[Dict[int, str], List[_Checkpoint]]:
+    """Commit files by version and complete checkpoints; fills ``mtimes`` (when given) with the
+    modification time in ms of each commit file kept."""
     commits: Dict[int, str] = {}
     multi: Dict[Tuple[int, int], Dict[int, str]] = {}
     found: List[_Checkpoint] = []
     with os.scandir(log_dir) as it:
-        entries = [(e.name, e.path, e.stat().st_size) for e in it if e.is_file()]
-    for name, full, size in entries:
+        entries = [(e.name, e.path, e.stat()) for e in it if e.is_file()]
+    for name, full, st in entries:
+        size = st.st_size
         m = _COMMIT.match(name)
         if m:
             v = int(m.group(1))
             # Duplicate names for one version ("1.json" and "000...01.json"): keep the padded one.
             if v not in commits or len(name) > len(os.path.basename(commits[v])):
                 commits[v] = full
+                if mtimes is not None:
+                    mtimes[v] = st.st_mtime_ns // 1_000_000
             continue
         if size == 0:
             continue  # a zero-length checkpoint is an interrupted write

@@ -8,8 +8,16 @@
     deltalog protocol PATH --add-feature clustering
     deltalog protocol PATH --drop-feature checkConstraints
     deltalog protocol PATH --json               # the same as one JSON object
+    deltalog history PATH [--limit N]           # the commits, newest first (DESCRIBE HISTORY)
+    deltalog history PATH --json                # one JSON array, DESCRIBE HISTORY's column names
+    deltalog describe PATH [--json]             # DESCRIBE DETAIL: id, location, files, size, features...
     deltalog cache info                         # the driver class-data cache: directory, archives, size
     deltalog cache clear                        # delete its archives and notes
+
+``history`` lists ``_delta_log`` once and reads only the commit files it shows (``--limit N``: the
+N newest); timestamps are the ones time travel uses (in-commit timestamps where enabled, else
+monotonized file modification times), printed in UTC (ISO 8601, ms). ``describe`` replays the
+newest checkpoint (file paths and sizes only) and the commits after it.
 
 Exit status: 0 on success, 1 when the table cannot be read or the change would be refused
 (the message names the error class and what to do), 2 for usage errors.
@@ -43,6 +51,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clients", metavar="IDS", help="comma-separated client ids (default: all)")
     p.add_argument("--all-versions", action="store_true", help="list every known version of each client")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    h = sub.add_parser("history", help="the table's commits, newest first (as DESCRIBE HISTORY)",
+                       description="Lists _delta_log once and reads only the commit files shown, in pure "
+                                   "Python (no Spark). Timestamps are UTC.")
+    h.add_argument("path", metavar="PATH", help="table root (local path or file: URI)")
+    h.add_argument("--limit", metavar="N", type=_non_negative, help="only the N newest commits")
+    h.add_argument("--json", action="store_true",
+                   help="print one JSON array of objects with DESCRIBE HISTORY's column names")
+    d = sub.add_parser("describe", help="the table's details (as DESCRIBE DETAIL)",
+                       description="Reads the latest version from _delta_log in pure Python (no Spark): "
+                                   "id, location, partitioning, clustering, live files and their size, "
+                                   "properties, protocol and table features. Timestamps are UTC.")
+    d.add_argument("path", metavar="PATH", help="table root (local path or file: URI)")
+    d.add_argument("--json", action="store_true",
+                   help="print one JSON object with DESCRIBE DETAIL's column names")
     c = sub.add_parser("cache", help="show or clear the driver's class-data cache",
                        description="The class-data archives configure_spark_with_deltalog records for the Spark "
                                    "driver JVM (DELTALOG_CLASS_DATA_DIR, default ~/.cache/deltalog/class-data).")
@@ -52,6 +74,72 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     c_sub.add_parser("clear", help="delete the archives, recordings and notes (drivers then record a new archive)")
     return parser
+
+
+def _non_negative(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {n}")
+    return n
+
+
+def _utc(ms: Optional[int]) -> Optional[str]:
+    """ms since the epoch as UTC ISO 8601 with milliseconds (``2024-05-01T12:00:00.123Z``)."""
+    if ms is None:
+        return None
+    import datetime as dt
+    t = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(milliseconds=ms)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def _compact(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def _history_command(args: argparse.Namespace, out: TextIO) -> int:
+    from deltalog.history import history_row, table_history
+
+    rows = [history_row(e) for e in table_history(args.path, args.limit)]
+    for r in rows:
+        r["timestamp"] = _utc(r["timestamp"])
+    if args.json:
+        out.write(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+        return 0
+    columns = ("version", "timestamp", "operation", "readVersion", "isBlindAppend", "engineInfo",
+               "operationParameters")
+    cells = [[_compact(r[c]) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.ljust(w) for v, w in zip(values, widths)).rstrip() + "\n"
+
+    out.write(line(columns))
+    out.write(line(["-" * w for w in widths]))
+    for row in cells:
+        out.write(line(row))
+    out.write(f"({len(rows)} commit{'s' if len(rows) != 1 else ''}, newest first; timestamps in UTC)\n")
+    return 0
+
+
+def _describe_command(args: argparse.Namespace, out: TextIO) -> int:
+    from deltalog.history import table_detail
+
+    detail = table_detail(args.path)
+    detail["createdAt"] = _utc(detail["createdAt"])
+    detail["lastModified"] = _utc(detail["lastModified"])
+    if args.json:
+        out.write(json.dumps(detail, indent=1, ensure_ascii=False) + "\n")
+        return 0
+    for k, v in detail.items():
+        out.write(f"{k}: {'null' if v is None else _compact(v)}\n")
+    return 0
 
 
 def _size(n: int) -> str:
@@ -139,6 +227,10 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
     try:
         if args.command == "protocol":
             return _protocol_command(args, out)
+        if args.command == "history":
+            return _history_command(args, out)
+        if args.command == "describe":
+            return _describe_command(args, out)
         if args.command == "cache":
             return _cache_command(args, out)
     except DeltalogError as e:
