@@ -536,7 +536,8 @@ def _fmt_s(x: Optional[float]) -> str:
 def _fmt_ratio(num: Optional[float], den: Optional[float]) -> str:
     if not num or not den:
         return "—"
-    return f"{num / den:.2f}×"
+    r = num / den
+    return f"{r:.2f}×" if r >= 0.1 else f"{r:.2g}×"  # two significant digits below 0.1 (0.0016×)
 
 
 def _mb(b: Optional[float]) -> str:
@@ -681,8 +682,9 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
                     r = by.get((c["id"], e))
                     if r and r.get("status") == "ok" and not r.get("problems"):
                         t = r["median_s"]
+                        mbs = c['log_bytes'] / 1e6 / t
                         bits.append(f"{e} {1000 * t / c['json_commits']:.2f} ms/commit, "
-                                    f"{c['log_bytes'] / 1e6 / t:.0f} MB/s")
+                                    + (f"{mbs:.0f} MB/s" if mbs >= 10 else f"{mbs:.2g} MB/s"))
                 if bits:
                     extra.append(f"* {c['id']} ({c['json_commits']} JSON commits, "
                                  f"{c['log_bytes'] / 1e6:.1f} MB of JSON): " + "; ".join(bits))
