@@ -75,12 +75,15 @@ test-integration-full: install
 clean:
 	rm -rf target target-* python/build python/*.egg-info python/deltalog/jars/*.jar
 
-# Side-by-side benchmarks (deltalog vs delta-rs); writes benchmarks/RESULTS.md. Not part of `make test`.
+# Side-by-side benchmarks (deltalog vs delta-rs and delta-spark); writes benchmarks/RESULTS.md,
+# benchmarks/results.json, benchmarks/connector-results.json and the PNG charts in benchmarks/charts/.
+# Not part of `make test`.
 bench: install peers
 	$(PY) benchmarks/run.py --command "make bench" --out benchmarks/RESULTS.md
 	printf '\n## S5 / S6 — commits (benchmarks/txn_bench.py)\n\n' >> benchmarks/RESULTS.md
 	$(PY) benchmarks/txn_bench.py --scenarios S5,S6 --engines delta-rs,deltalog >> benchmarks/RESULTS.md
-	$(PY) benchmarks/connector_bench.py --scenarios S8,S8F,SCAN,APPEND --out benchmarks/RESULTS.md
+	$(PY) benchmarks/connector_bench.py --scenarios S8,S8F,SCAN,APPEND --out benchmarks/RESULTS.md --json benchmarks/connector-results.json
+	$(PY) benchmarks/charts.py benchmarks/results.json
 
 # Regenerate the class list ClassPreload loads ahead of a driver's first table open (commit the
 # resulting scala/src/main/resources/io/deltalog/preload-classes.txt, then rebuild the jar).

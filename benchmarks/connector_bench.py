@@ -22,7 +22,7 @@ APPEND A ~1 GB append (``df.write.mode("append")``) of the same generated DataFr
 Times are seconds: S8 the median of 5 runs after warm-up runs for 3 s (at most 300; the first run is
 reported too), SCAN and APPEND the median of 2. Ratios
 below 1 mean deltalog is faster. Never asserted in tests; printed as Markdown (``--out`` appends it
-to a file).
+to a file; ``--json`` writes the raw numbers for ``charts.py``).
 """
 from __future__ import annotations
 
@@ -338,6 +338,8 @@ def main() -> int:
     ap.add_argument("--no-delta-spark", action="store_true")
     ap.add_argument("--driver-memory", default="4g")
     ap.add_argument("--out", help="append the Markdown report to this file")
+    ap.add_argument("--json", help="also write the raw results here (charts.py draws them: "
+                                   "benchmarks/connector-results.json beside results.json)")
     a = ap.parse_args()
     scenarios = set(a.scenarios.split(","))
     engines = a.engines.split(",")
@@ -366,6 +368,12 @@ def main() -> int:
     meta["load_end"] = "%.2f" % os.getloadavg()[0]
     report = markdown(meta, s8_rows, sa, s8f_rows)
     print(report)
+    if a.json:
+        import json
+        with open(a.json, "w") as f:
+            json.dump({"meta": meta, "s8": s8_rows,
+                       "scan_append": None if sa is None else {k: v for k, v in sa.items() if k != "scan_result"}},
+                      f, indent=1, default=str)
     if a.out:
         with open(a.out, "a") as f:
             f.write("\n" + report)

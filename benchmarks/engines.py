@@ -1,13 +1,13 @@
-"""Engine adapters for the log-replay benchmark: delta-rs, deltalog, and a pyarrow floor.
+"""Engine adapters for the log-replay benchmark: delta-rs, deltalog, delta-spark, and a pyarrow floor.
 
 Every adapter implements the same small protocol, driven by ``run.py``'s worker:
 
-* ``start()``            once per run (deltalog: the warm SparkSession); returns info to report.
+* ``start()``            once per run (deltalog, delta-spark: the warm SparkSession); returns info.
 * ``before_run(case)``   untimed preparation (clear caches, make the S4 table copy).
 * ``run(case)``          **the timed operation**; returns an opaque handle.
 * ``summarize(case, h)`` untimed: ``Answer`` (version, active paths or schema, extra numbers).
 * ``after_run(case, h)`` untimed clean-up.
-* ``pids()``             processes whose peak RSS is measured (Python, and the JVM for deltalog).
+* ``pids()``             processes whose peak RSS is measured (Python, and the JVM for the Spark engines).
 
 Case ops: ``load`` (latest, S1/S2), ``load_version`` / ``load_timestamp`` (S7), ``pm`` (S3,
 protocol + schema + version only), ``checkpoint`` (S4).
@@ -395,6 +395,182 @@ def _jar_info() -> Optional[str]:
     return f"{os.path.basename(jars[-1])} ({st.st_size} B, mtime {time.strftime('%Y-%m-%d %H:%M', time.localtime(st.st_mtime))})"
 
 
+# ------------------------------------------------------------------------------ delta-spark
+
+DELTA_SPARK_VERSION = "4.4.0"  # as integration/peers.py and `make peers`
+
+
+def delta_spark_jars() -> List[str]:
+    """delta-spark 4.4.0 and its runtime jars from the local Maven repository (`make peers`
+    resolves them; the benchmark never downloads anything)."""
+    m2 = os.path.expanduser("~/.m2/repository/io/delta")
+    v = DELTA_SPARK_VERSION
+    jars = [os.path.join(m2, f"delta-spark_4.2_2.13/{v}/delta-spark_4.2_2.13-{v}.jar"),
+            os.path.join(m2, f"delta-storage/{v}/delta-storage-{v}.jar"),
+            os.path.join(m2, f"delta-kernel-api/{v}/delta-kernel-api-{v}.jar"),
+            os.path.join(m2, f"delta-kernel-defaults/{v}/delta-kernel-defaults-{v}.jar")]
+    missing = [j for j in jars if not os.path.exists(j)]
+    if missing:
+        raise Unavailable(f"delta-spark {v} jars missing (run `make peers`): {', '.join(missing)}")
+    return jars
+
+
+class DeltaSparkEngine:
+    """delta-spark 4.4.0 (the reference Spark connector), driven through py4j on its JVM classes.
+
+    One warm SparkSession per run (``local[2]``, same settings as deltalog's, plus delta-spark's
+    jars, ``DeltaSparkSessionExtension`` and ``DeltaCatalog``). Before every run, including the
+    warm-up, ``DeltaLog.clearCache()`` empties delta-spark's DeltaLog cache, so every run builds a
+    new ``DeltaLog`` and snapshot from the files (deltalog's adapter calls
+    ``DeltaTable.clearCache`` the same way). The snapshot's cached state (delta-spark persists the
+    reconstructed log state as a cached Dataset) is released after each run, untimed.
+
+    Timed calls (``jvm`` = the driver's classes, ``DL`` = ``org.apache.spark.sql.delta.DeltaLog``):
+
+    * load: ``DL.forTable(spark, path)``, ``.update()``, then the live files as a pyarrow Table:
+      ``snapshot.allFiles`` (the state reconstruction, a Spark job) with the add columns
+      ``path, partitionValues, size, modificationTime, dataChange, stats`` collected by
+      ``DataFrame.toArrow()``, as delta-rs' ``get_add_actions`` and deltalog's ``filesArrow``
+      hand an Arrow table to Python. (All AddFile columns cannot go through ``toArrow`` in
+      pyspark 4.2: the null ``deletionVector`` struct fails pyarrow's non-null cast.)
+    * load_version: ``DL.forTable(spark, path).getSnapshotAt(v)`` + the same listing.
+    * load_timestamp: ``deltaLog.history().getActiveCommitAtTime(Timestamp(ms), ...)`` (the commit
+      in effect at that time, as ``timestampAsOf`` resolves it) then ``getSnapshotAt(commit.version)``
+      + the same listing.
+    * pm: ``DL.forTable(spark, path).update()``, then ``snapshot.protocol()``, ``.metadata()``,
+      ``.schema()`` field names and ``.version()``; no file listing.
+    * checkpoint: ``deltaLog.checkpoint()`` on a DeltaLog of the case's table copy, loaded (and its
+      state computed: ``snapshot.numOfFiles()``) in ``before_run``.
+    """
+
+    name = "delta-spark"
+    reread_needs_commit = True  # S4's re-read: see run.py's _relink_commit
+    ADD_FIELDS = ("path", "partitionValues", "size", "modificationTime", "dataChange", "stats")
+
+    def start(self) -> Dict[str, Any]:
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        jars = delta_spark_jars()
+        t0 = time.perf_counter()
+        try:
+            self.spark = (spark_builder()
+                          .appName("delta-spark-bench")
+                          .config("spark.ui.showConsoleProgress", "false")
+                          .config("spark.driver.bindAddress", "127.0.0.1")
+                          .config("spark.driver.host", "127.0.0.1")
+                          .config("spark.jars", ",".join(jars))
+                          .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+                          .config("spark.sql.catalog.spark_catalog",
+                                  "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+                          .getOrCreate())
+            self.spark.sparkContext.setLogLevel("ERROR")
+            jvm = self.spark.sparkContext._jvm
+            self.jvm = jvm
+            self.jvm_pid = int(jvm.java.lang.ProcessHandle.current().pid())
+            self.DL = jvm.org.apache.spark.sql.delta.DeltaLog
+            self.DL.clearCache()  # fails here, not in the first case, if the classes are missing
+        except Exception as e:
+            raise Unavailable(f"delta-spark not available: SparkSession failed: {_short(e)}")
+        return {"version": DELTA_SPARK_VERSION, "session_start_s": time.perf_counter() - t0,
+                "jars": [os.path.basename(j) for j in jars]}
+
+    def pids(self) -> List[Tuple[str, int]]:
+        return [("py", os.getpid()), ("jvm", self.jvm_pid)]
+
+    # -- py4j helpers: Scala default arguments are methods named `<method>$default$<n>`
+    @staticmethod
+    def _defaults(obj: Any, method: str, *ns: int) -> List[Any]:
+        return [getattr(obj, f"{method}$default${n}")() for n in ns]
+
+    def _for_table(self, path: str) -> Any:
+        return self.DL.forTable(self.spark._jsparkSession, path)
+
+    def _update(self, dlog: Any) -> Any:
+        return dlog.update(*self._defaults(dlog, "update", 1, 2, 3))
+
+    def _snapshot_at(self, dlog: Any, version: int) -> Any:
+        return dlog.getSnapshotAt(int(version), *self._defaults(dlog, "getSnapshotAt", 2, 3, 4))
+
+    def _files_arrow(self, snap: Any) -> Any:
+        from pyspark.sql import DataFrame
+        return DataFrame(snap.allFiles().toDF(), self.spark).select(*self.ADD_FIELDS).toArrow()
+
+    def before_run(self, case: Dict[str, Any]) -> None:
+        self.DL.clearCache()
+        key = (case.get("op"), case.get("table"), case.get("version"), case.get("timestamp_ms"))
+        previous, self._last_case = getattr(self, "_last_case", None), key
+        if previous is not None and previous != key:  # as deltalog's adapter: only when the case changes
+            import gc
+            gc.collect()
+            self.jvm.System.gc()
+        if case["op"] == "checkpoint":
+            make_checkpoint_copy(case["table"], case["work"])
+            self._ck_log = self._for_table(case["work"])
+            self._update(self._ck_log).numOfFiles()  # "from a loaded snapshot": state built, untimed
+
+    def _load(self, snap: Any) -> Any:
+        t1 = time.perf_counter()
+        out = self._files_arrow(snap)
+        self._split = {"open_s": t1 - self._t0, "to_arrow_s": time.perf_counter() - t1}
+        return snap, out
+
+    def run(self, case: Dict[str, Any]) -> Any:
+        op = case["op"]
+        self._split = None
+        self._t0 = time.perf_counter()
+        if op == "load":
+            return self._load(self._update(self._for_table(case["table"])))
+        if op == "load_version":
+            return self._load(self._snapshot_at(self._for_table(case["table"]), case["version"]))
+        if op == "load_timestamp":
+            dlog = self._for_table(case["table"])
+            hist = dlog.history()
+            ts = self.jvm.java.sql.Timestamp(int(case["timestamp_ms"]))
+            commit = hist.getActiveCommitAtTime(
+                ts, self.jvm.scala.Option.empty(), False,
+                *self._defaults(hist, "getActiveCommitAtTime", 4, 5))
+            return self._load(self._snapshot_at(dlog, commit.version()))
+        if op == "pm":
+            snap = self._update(self._for_table(case["table"]))
+            snap.protocol()
+            snap.metadata()
+            return snap, (int(snap.version()), list(snap.schema().fieldNames()))
+        if op == "checkpoint":
+            self._ck_log.checkpoint()
+            return self._ck_log.unsafeVolatileSnapshot(), None
+        raise ValueError(op)
+
+    def summarize(self, case: Dict[str, Any], h: Any) -> Answer:
+        snap, out = h
+        op = case["op"]
+        if op == "pm":
+            return Answer(out[0], schema=out[1])
+        if op == "checkpoint":
+            return Answer(int(snap.version()))
+        return Answer(int(snap.version()), paths=out.column("path").to_pylist(),
+                      extra={"split": self._split} if self._split else {})
+
+    def after_run(self, case: Dict[str, Any], h: Any) -> None:
+        try:  # release the cached state Dataset of this run's snapshot (untimed)
+            h[0].uncache()
+        except Exception:
+            pass
+        self._ck_log = None
+
+    def reread(self, table: str) -> Answer:
+        self.DL.clearCache()
+        snap = self._update(self._for_table(table))
+        out = self._files_arrow(snap)
+        snap.uncache()
+        return Answer(int(snap.version()), paths=out.column("path").to_pylist())
+
+    def stop(self) -> None:
+        try:
+            self.spark.stop()
+        except Exception:
+            pass
+
+
 # ------------------------------------------------------------------------------ pyarrow floor
 
 class FloorEngine:
@@ -548,7 +724,8 @@ class FloorEngine:
                 pass
 
 
-ENGINES = {"delta-rs": DeltaRsEngine, "deltalog": DeltalogEngine, "floor": FloorEngine}
+ENGINES = {"delta-rs": DeltaRsEngine, "deltalog": DeltalogEngine, "delta-spark": DeltaSparkEngine,
+           "floor": FloorEngine}
 
 
 def make_engine(name: str, deltars_op: str = "get_add_actions") -> Any:

@@ -1,4 +1,4 @@
-"""Side-by-side log-replay benchmark: delta-rs vs deltalog (plus a pyarrow floor).
+"""Side-by-side log-replay benchmark: deltalog vs delta-rs and delta-spark (plus a pyarrow floor).
 
 Scenarios (perf-anchors §6.2): S1 snapshot load from a checkpoint (+0 / +10 JSON commits),
 S2 JSON-only replay, S3 protocol+metadata-only open, S4 checkpoint write, S7 time travel.
@@ -17,6 +17,10 @@ over its first tens of loads of a table (S1 100k: ~45 ms over runs 2-10, ~30 ms 
 first run and the warm-up count of every case, and the fresh-process measurement the cold case. Correctness first: every engine's answer is compared with the generator's
 ground truth (version, active-file count, sha256 of the sorted active paths; for S3 version and
 schema); any mismatch marks the row FAILED. No timing assertions anywhere.
+
+Writes the Markdown report (``--out``), the raw results beside it (``results.json``) and PNG charts
+drawn from them (``charts/`` beside it, by ``charts.py``; ``python benchmarks/charts.py
+benchmarks/results.json`` redraws them without a run).
 """
 from __future__ import annotations
 
@@ -43,7 +47,8 @@ from engines import (Answer, DeltaRsEngine, Unavailable, checkpoint_files, make_
                      proc_status, reset_peak, strip_to_checkpoint, _short)
 
 SCENARIOS = ("S1", "S2", "S3", "S4", "S7")
-ENGINE_ORDER = ("delta-rs", "deltalog", "floor")
+ENGINE_ORDER = ("delta-rs", "deltalog", "delta-spark", "floor")
+SPARK_ENGINES = ("deltalog", "delta-spark")  # a Python worker plus a driver JVM
 LONG_RUN_S = 5.0
 WARM_MIN_S = 2.0
 WARM_MAX_RUNS = 100
@@ -125,17 +130,17 @@ def build_plan(a: argparse.Namespace) -> List[Dict[str, Any]]:
             "label": f"({jkey}) {jspec.commits} commits / {jsize} files, no checkpoint",
             "expect": {"version": jspec.last, "schema": schema},
             "anchor": ANCHORS.get(("S3", jsize, "json"))})
-    if "S4" in want:
-        size, spec = list(s1.items())[-1]
-        d = gen.ensure_checkpoint_table(spec, gen.TAIL)
-        m = meta(d)
-        cases.append({
-            "scenario": "S4", "id": f"S4 {size}", "op": "checkpoint", "table": d,
-            "work": os.path.join(work_root, f"s4-{spec.key}"),
-            "label": f"{size}+800 adds: checkpoint v{spec.last} + {gen.TAIL} commits -> checkpoint "
-                     f"v{spec.last + gen.TAIL} (single file)",
-            "expect": expect_latest(d), "source_checkpoint_bytes": m["checkpoint"]["bytes"],
-            "anchor": ANCHORS.get(("S4", size))})
+    if "S4" in want:  # every S1 size, small to large (the size chart; RSS of earlier cases counts)
+        for size, spec in s1.items():
+            d = gen.ensure_checkpoint_table(spec, gen.TAIL)
+            m = meta(d)
+            cases.append({
+                "scenario": "S4", "id": f"S4 {size}", "op": "checkpoint", "table": d,
+                "work": os.path.join(work_root, f"s4-{spec.key}"),
+                "label": f"{size}+800 adds: checkpoint v{spec.last} + {gen.TAIL} commits -> checkpoint "
+                         f"v{spec.last + gen.TAIL} (single file)",
+                "expect": expect_latest(d), "source_checkpoint_bytes": m["checkpoint"]["bytes"],
+                "anchor": ANCHORS.get(("S4", size))})
     if "S7" in want:
         for key, spec in s2.items():
             if key == "a":
@@ -202,9 +207,21 @@ def _checkpoint_output(case: Dict[str, Any]) -> Dict[str, Any]:
     return {"files": names, "output_bytes": nbytes, "last_checkpoint_version": last}
 
 
+def _relink_commit(case: Dict[str, Any]) -> None:
+    """Put back the commit file at the checkpoint's version (a hard link to the source table's):
+    delta-spark 4.4 refuses a log whose newest checkpoint has no commit file at its version
+    ("Could not find any delta files for version N"). The state still comes from the checkpoint
+    alone: no commit after it is left."""
+    name = f"{case['expect']['version']:020d}.json"
+    dst = os.path.join(case["work"], "_delta_log", name)
+    if not os.path.exists(dst):
+        os.link(os.path.join(case["table"], "_delta_log", name), dst)
+
+
 def _verify_checkpoint(engine: Any, case: Dict[str, Any]) -> Dict[str, Any]:
     """Re-read the checkpoint just written, with only it left in the log, by delta-rs and the
-    engine itself. Any difference makes the case FAILED."""
+    engine itself (delta-spark: plus the commit file at the checkpoint's version, see _relink_commit).
+    Any difference makes the case FAILED."""
     out = _checkpoint_output(case)
     problems = []
     if not out["files"]:
@@ -215,10 +232,12 @@ def _verify_checkpoint(engine: Any, case: Dict[str, Any]) -> Dict[str, Any]:
         strip_to_checkpoint(case["work"], case["expect"]["version"])
         readers = [("delta-rs", DeltaRsEngine())]
         readers[0][1].start()
-        if engine.name == "deltalog":
-            readers.append(("deltalog", engine))
+        if engine.name != "delta-rs" and callable(getattr(engine, "reread", None)):
+            readers.append((engine.name, engine))  # deltalog, delta-spark: the engine itself
         for name, r in readers:
             try:
+                if getattr(r, "reread_needs_commit", False):
+                    _relink_commit(case)
                 bad = check(case, r.reread(case["work"]), True)
                 out[f"reread_{name}"] = "ok" if not bad else "; ".join(bad)
                 problems += [f"re-read by {name}: {b}" for b in bad]
@@ -330,7 +349,9 @@ def run_worker(engine: str, plan_path: str, a: argparse.Namespace) -> List[Dict[
     print(f"[run] engine {engine} ...", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, timeout=a.worker_timeout, cwd=REPO,
+        # delta-spark's loads are Spark jobs (seconds each at 100k files): a longer budget
+        timeout = a.worker_timeout * (3 if engine == "delta-spark" else 1)
+        proc = subprocess.run(cmd, timeout=timeout, cwd=REPO,
                               stdout=subprocess.DEVNULL if not a.verbose else None)
         rc = proc.returncode
     except subprocess.TimeoutExpired:
@@ -515,7 +536,8 @@ def _fmt_s(x: Optional[float]) -> str:
 def _fmt_ratio(num: Optional[float], den: Optional[float]) -> str:
     if not num or not den:
         return "—"
-    return f"{num / den:.2f}×"
+    r = num / den
+    return f"{r:.2f}×" if r >= 0.1 else f"{r:.2g}×"  # two significant digits below 0.1 (0.0016×)
 
 
 def _mb(b: Optional[float]) -> str:
@@ -588,6 +610,18 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
                  f"warm SparkSession `local[2]`, driver memory 3g, started in {dl.get('session_start_s', 0):.1f} s "
                  f"(excluded); `DeltaTable.clearCache` {'called before every run' if dl.get('clearCache') else 'absent'}; "
                  f"the driver's heap is collected (`System.gc()`) when the case changes, not between runs of a case")
+    ds = starts.get("delta-spark", {})
+    if "error" in ds:
+        L.append(f"* delta-spark engine: {ds['error']}")
+    elif ds:
+        L.append(f"* delta-spark engine: delta-spark {ds.get('version')} (jars from ~/.m2, `make peers`), "
+                 f"through py4j on its JVM classes; warm SparkSession `local[2]`, driver memory 3g, "
+                 f"`DeltaSparkSessionExtension` + `DeltaCatalog`, started in {ds.get('session_start_s', 0):.1f} s "
+                 f"(excluded); `DeltaLog.clearCache()` before every run, the snapshot's cached state released "
+                 f"after it (untimed); delta-spark's own settings at their defaults. Full load = "
+                 f"`DeltaLog.forTable(spark, path)` + `.update()` + `snapshot.allFiles` "
+                 f"(path, partitionValues, size, modificationTime, dataChange, stats) collected with "
+                 f"`DataFrame.toArrow()` (see `benchmarks/README.md` for every scenario's calls)")
     dr = starts.get("delta-rs", {})
     if dr and "error" not in dr:
         call = dr.get("full_load_call")
@@ -603,7 +637,7 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
           "from about the 30th): a single warm-up timed runs 2-4 of the driver's life (the warm-up count and "
           "first run of each case are listed; the fresh-process table below has the cold case). Ratios below 1 mean deltalog is faster. `floor` is a pyarrow-only lower "
           "bound (not a Delta reader); `floor/x` near 1 means x has no headroom left. Peak RSS in MB "
-          "(VmHWM reset before each case; for deltalog `py / jvm`; memory kept from earlier cases "
+          "(VmHWM reset before each case; for deltalog and delta-spark `py / jvm`; memory kept from earlier cases "
           "counts). Verdict: every engine's version, active-file count and sha256 of sorted paths "
           "against the generator's truth.", ""]
 
@@ -617,9 +651,10 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
         if not cs:
             continue
         L += [f"## {titles[sc]}", ""]
-        head = ["case", "files @ version", "delta-rs", "deltalog", "deltalog / delta-rs", "floor",
-                "floor / deltalog", "floor / delta-rs", "delta-rs [M] anchor", "RSS delta-rs",
-                "RSS deltalog (py / jvm)", "verdict"]
+        head = ["case", "files @ version", "delta-rs", "deltalog", "deltalog / delta-rs", "delta-spark",
+                "deltalog / delta-spark", "floor", "floor / deltalog", "floor / delta-rs",
+                "delta-rs [M] anchor", "RSS delta-rs", "RSS deltalog (py / jvm)",
+                "RSS delta-spark (py / jvm)", "verdict"]
         if sc == "S3":
             head[1] = "version"
         L += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -631,11 +666,12 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
             fv = f"v{exp['version']}" if sc == "S3" else f"{exp['count']:,} @ v{exp['version']}"
             L.append("| " + " | ".join([
                 f"{c['id']}: {c['label']}", fv, _cell(rr.get("delta-rs")), _cell(rr.get("deltalog")),
-                _fmt_ratio(med.get("deltalog"), med.get("delta-rs")), _cell(rr.get("floor")),
+                _fmt_ratio(med.get("deltalog"), med.get("delta-rs")), _cell(rr.get("delta-spark")),
+                _fmt_ratio(med.get("deltalog"), med.get("delta-spark")), _cell(rr.get("floor")),
                 _fmt_ratio(med.get("floor"), med.get("deltalog")),
                 _fmt_ratio(med.get("floor"), med.get("delta-rs")),
                 _fmt_s(c.get("anchor")), _rss(rr.get("delta-rs")), _rss(rr.get("deltalog")),
-                verdict(c, rr, engines)]) + " |")
+                _rss(rr.get("delta-spark")), verdict(c, rr, engines)]) + " |")
         if sc in ("S2", "S7"):
             extra = []
             for c in cs:
@@ -646,8 +682,9 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
                     r = by.get((c["id"], e))
                     if r and r.get("status") == "ok" and not r.get("problems"):
                         t = r["median_s"]
+                        mbs = c['log_bytes'] / 1e6 / t
                         bits.append(f"{e} {1000 * t / c['json_commits']:.2f} ms/commit, "
-                                    f"{c['log_bytes'] / 1e6 / t:.0f} MB/s")
+                                    + (f"{mbs:.0f} MB/s" if mbs >= 10 else f"{mbs:.2g} MB/s"))
                 if bits:
                     extra.append(f"* {c['id']} ({c['json_commits']} JSON commits, "
                                  f"{c['log_bytes'] / 1e6:.1f} MB of JSON): " + "; ".join(bits))
@@ -660,12 +697,19 @@ def write_report(a: argparse.Namespace, cases: List[Dict[str, Any]], rows: List[
                   "(`numFiles`) / `filesArrow()` to a pyarrow Table):", ""]
             L += [f"* {i}: open {x['open_s']:.3f} s, JVM state {x['jvm_state_s']:.3f} s, "
                   f"to Arrow {x['to_arrow_s']:.3f} s" for i, x in sp]
-        firsts = [(c["id"], by.get((c["id"], e))) for c in cs for e in engines if e == "deltalog"]
-        firsts = [(i, r) for i, r in firsts if r and r.get("status") == "ok" and r.get("warmup_runs")]
-        if firsts:
-            L += ["", "deltalog warm-up (first run of the case, after the cases before it / warm-up runs):", ""]
-            L += [f"* {i}: first run {r['warmup_s']:.3f} s, {r['warmup_runs']} warm-up runs, "
-                  f"then median {r['median_s']:.3f} s of {len(r['times_s'])} timed runs" for i, r in firsts]
+        sp = [(c["id"], by.get((c["id"], "delta-spark"), {}).get("split")) for c in cs]
+        sp = [(i, x) for i, x in sp if x]
+        if sp:
+            L += ["", "delta-spark time split (medians; `forTable` + `update()` (or `getSnapshotAt`) / "
+                  "`allFiles` state reconstruction and `toArrow()` to a pyarrow Table):", ""]
+            L += [f"* {i}: snapshot {x['open_s']:.3f} s, files to Arrow {x['to_arrow_s']:.3f} s" for i, x in sp]
+        for e in SPARK_ENGINES:
+            firsts = [(c["id"], by.get((c["id"], e))) for c in cs] if e in engines else []
+            firsts = [(i, r) for i, r in firsts if r and r.get("status") == "ok" and r.get("warmup_runs")]
+            if firsts:
+                L += ["", f"{e} warm-up (first run of the case, after the cases before it / warm-up runs):", ""]
+                L += [f"* {i}: first run {r['warmup_s']:.3f} s, {r['warmup_runs']} warm-up runs, "
+                      f"then median {r['median_s']:.3f} s of {len(r['times_s'])} timed runs" for i, r in firsts]
         if sc == "S4":
             L += [""]
             for c in cs:
@@ -755,12 +799,22 @@ def orchestrate(a: argparse.Namespace) -> int:
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         f.write(report + "\n")
-    raw = os.path.join(gen.DATA_DIR, "last-results.json")
+    out_dir = os.path.dirname(os.path.abspath(a.out))
+    raw = a.json or os.path.join(out_dir, "results.json")
+    os.makedirs(os.path.dirname(os.path.abspath(raw)), exist_ok=True)
     with open(raw, "w") as f:
         json.dump({"cases": cases, "rows": rows, "fresh": fresh, "info": info, "wall_s": wall,
-                   "command": cmd}, f, indent=1, default=str)
+                   "command": cmd, "engines": [e for e in ENGINE_ORDER if e in a.engines]},
+                  f, indent=1, default=str)
     print(report)
     print(f"[run] wrote {a.out} (raw: {raw}) in {wall:.0f} s", file=sys.stderr)
+    if not a.no_charts:  # the charts never fail the run: they are drawn from the JSON just written
+        try:
+            import charts
+            written = charts.make_charts(raw, a.charts or os.path.join(out_dir, "charts"))
+            print(f"[run] charts: {', '.join(written) if written else 'none'}", file=sys.stderr)
+        except Exception as e:
+            print(f"[run] charts not written: {_short(e)}", file=sys.stderr)
     return 0
 
 
@@ -771,8 +825,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--with-c", action="store_true", help="add S2 (c) 10k commits / 100k files")
     ap.add_argument("--with-d", action="store_true", help="add S2 (d) 100 commits / 1M files")
     ap.add_argument("--scenarios", default=",".join(SCENARIOS), help="e.g. S1,S3")
-    ap.add_argument("--engines", default=",".join(ENGINE_ORDER), help="delta-rs,deltalog,floor")
+    ap.add_argument("--engines", default=",".join(ENGINE_ORDER), help="delta-rs,deltalog,delta-spark,floor")
     ap.add_argument("--out", default=os.path.join("benchmarks", "RESULTS.md"))
+    ap.add_argument("--json", help="raw results (default: results.json beside --out); charts.py reads it")
+    ap.add_argument("--charts", metavar="DIR", help="PNG charts directory (default: charts/ beside --out)")
+    ap.add_argument("--no-charts", action="store_true", help="do not draw the PNG charts")
     ap.add_argument("--smoke", action="store_true", help="tiny tables only (harness check)")
     ap.add_argument("--partitioned", action="store_true", help="tables with a partition column")
     ap.add_argument("--deltars-op", default="get_add_actions", choices=["get_add_actions", "file_uris"],
@@ -780,7 +837,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     ap.add_argument("--no-fresh", action="store_true", help="skip the fresh-process measurement")
     ap.add_argument("--wait-idle", type=float, default=0, metavar="SECONDS",
                     help="before measuring, wait up to SECONDS for a 1-min load average below 0.7")
-    ap.add_argument("--worker-timeout", type=float, default=1800)
+    ap.add_argument("--worker-timeout", type=float, default=1800,
+                    help="seconds per engine worker (delta-spark's: 3 times this)")
     ap.add_argument("--command", help="the command line to print in the report (e.g. 'make bench')")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--jar", help="deltalog engine jar to benchmark (default: $DELTALOG_BENCH_JAR, else the one "
