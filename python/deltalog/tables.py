@@ -27,6 +27,7 @@ from deltalog.protocol import Protocol
 
 if TYPE_CHECKING:
     from deltalog.advisor import CompatibilityReport, ProtocolExplanation
+    from deltalog.builder import DeltaTableBuilder
 
 TimestampLike = Union[int, float, str, _dt.datetime, _dt.date]
 
@@ -90,22 +91,53 @@ class DeltaTable:
         self._protocol: Optional[Protocol] = None
         self._metadata: Optional[Metadata] = None
         self._name: Optional[str] = None  # the catalog name when opened with forName
+        self._pinned = False  # opened with version= / timestamp=: toDF() reads that version
+        self._alias: Optional[str] = None
 
     @classmethod
-    def forPath(cls, spark: Any, path: Union[str, "os.PathLike[str]"], version: Optional[int] = None,
+    def forPath(cls, sparkSession: Any, path: Union[str, "os.PathLike[str]"],
+                hadoopConf: Optional[Dict[str, str]] = None, *, version: Optional[int] = None,
                 timestamp: Optional[TimestampLike] = None) -> "DeltaTable":
-        """Open the table at ``path``: latest version, or ``version`` / ``timestamp`` (time travel)."""
+        """Open the table at ``path``, with delta-spark's arguments in delta-spark's positions:
+        ``hadoopConf`` (Hadoop options for this table's file system, e.g. credentials) third; time
+        travel (``version`` / ``timestamp``) keyword-only::
+
+            DeltaTable.forPath(spark, "/data/events")
+            DeltaTable.forPath(spark, "s3a://b/events", {"fs.s3a.endpoint": "http://127.0.0.1:9000"})
+            DeltaTable.forPath(spark, "/data/events", version=3)
+        """
         if version is not None and timestamp is not None:
             raise ValueError("give either version or timestamp, not both")
+        if hadoopConf is not None and not isinstance(hadoopConf, dict):
+            raise TypeError(f"hadoopConf must be a dict of Hadoop options, got {type(hadoopConf).__name__}; "
+                            "time travel is keyword-only: forPath(spark, path, version=3)")
         p = os.fspath(path)
-        api = api_class(spark, "TableApi")
-        if version is not None:
+        api = api_class(sparkSession, "TableApi")
+        if hadoopConf:
+            conf = {str(k): str(v) for k, v in hadoopConf.items()}
+            handle = _call(api.forPathWithConf, p, conf, -1 if version is None else int(version),
+                           _timestamp_ms(timestamp) if timestamp is not None else -(2 ** 63))
+        elif version is not None:
             handle = _call(api.forPathAtVersion, p, int(version))
         elif timestamp is not None:
             handle = _call(api.forPathAtTimestamp, p, _timestamp_ms(timestamp))
         else:
             handle = _call(api.forPath, p)
-        return cls(spark, handle, p)
+        table = cls(sparkSession, handle, p)
+        table._pinned = version is not None or timestamp is not None
+        return table
+
+    @staticmethod
+    def isDeltaTable(sparkSession: Any, identifier: Union[str, "os.PathLike[str]"]) -> bool:
+        """True when ``identifier`` is the root of a Delta table (a ``_delta_log`` with a commit or
+        checkpoint), as delta-spark's ``isDeltaTable``; False for any other path, a sub-directory of a
+        table, or a path that does not exist."""
+        from deltalog.exceptions import TableNotFoundError
+        try:
+            _call(api_class(sparkSession, "TableApi").forPath, os.fspath(identifier))
+            return True
+        except TableNotFoundError:
+            return False
 
     @classmethod
     def forName(cls, spark: Any, tableOrViewName: str, version: Optional[int] = None,
@@ -133,6 +165,70 @@ class DeltaTable:
     def clearCache(spark: Any) -> None:
         """Forget every cached table state in the driver (the next open re-reads the log)."""
         api_class(spark, "TableApi").clearCache()
+
+    # ------------------------------------------------------------------ data
+    def toDF(self) -> Any:
+        """The table's rows as a DataFrame: the latest version, or the version this object was
+        opened at with ``version=`` / ``timestamp=``; aliased when :meth:`alias` named it."""
+        reader = self._spark.read.format("deltalog")
+        if self._pinned:
+            reader = reader.option("versionAsOf", self.version())
+        df = reader.load(self._path)
+        return df.alias(self._alias) if self._alias else df
+
+    def alias(self, aliasName: str) -> "DeltaTable":
+        """This table under ``aliasName`` (its :meth:`toDF` is aliased), as delta-spark's ``alias``."""
+        other = DeltaTable(self._spark, self._handle._obj, self._path)
+        other._name, other._pinned, other._alias = self._name, self._pinned, aliasName
+        return other
+
+    # ------------------------------------------------------------------ protocol changes
+    def _sql_name(self) -> str:
+        return "deltalog.`" + self._path.replace("`", "``") + "`"
+
+    def upgradeTableProtocol(self, readerVersion: int, writerVersion: int) -> None:
+        """Raise the table's protocol to at least ``(readerVersion, writerVersion)`` in one commit
+        (the protocol never goes down; features follow the protocol rules), as delta-spark's."""
+        self._spark.sql(f"ALTER TABLE {self._sql_name()} SET TBLPROPERTIES "
+                        f"('delta.minReaderVersion' = '{int(readerVersion)}', "
+                        f"'delta.minWriterVersion' = '{int(writerVersion)}')")
+
+    def addFeatureSupport(self, featureName: str) -> None:
+        """Add support for table feature ``featureName`` (and the features it requires) in one
+        commit: ``ALTER TABLE ... SET TBLPROPERTIES ('delta.feature.<name>' = 'supported')``."""
+        if not featureName or "'" in featureName or "`" in featureName:
+            raise ValueError(f"invalid feature name {featureName!r}")
+        self._spark.sql(f"ALTER TABLE {self._sql_name()} SET TBLPROPERTIES "
+                        f"('delta.feature.{featureName}' = 'supported')")
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def create(cls, sparkSession: Optional[Any] = None) -> "DeltaTableBuilder":
+        """A builder for ``CREATE TABLE`` (fails when the table exists)::
+
+            DeltaTable.create(spark).tableName("events").addColumn("id", "BIGINT", nullable=False) \\
+                .addColumn("day", "DATE", generatedAlwaysAs="CAST(ts AS DATE)").partitionedBy("day").execute()
+        """
+        from deltalog.builder import DeltaTableBuilder
+        return DeltaTableBuilder(sparkSession, "CREATE TABLE")
+
+    @classmethod
+    def createIfNotExists(cls, sparkSession: Optional[Any] = None) -> "DeltaTableBuilder":
+        """A builder for ``CREATE TABLE IF NOT EXISTS``."""
+        from deltalog.builder import DeltaTableBuilder
+        return DeltaTableBuilder(sparkSession, "CREATE TABLE IF NOT EXISTS")
+
+    @classmethod
+    def replace(cls, sparkSession: Optional[Any] = None) -> "DeltaTableBuilder":
+        """A builder for ``REPLACE TABLE`` (the table must exist; its history is kept)."""
+        from deltalog.builder import DeltaTableBuilder
+        return DeltaTableBuilder(sparkSession, "REPLACE TABLE")
+
+    @classmethod
+    def createOrReplace(cls, sparkSession: Optional[Any] = None) -> "DeltaTableBuilder":
+        """A builder for ``CREATE OR REPLACE TABLE``."""
+        from deltalog.builder import DeltaTableBuilder
+        return DeltaTableBuilder(sparkSession, "CREATE OR REPLACE TABLE")
 
     # ------------------------------------------------------------------ history and detail
     def history(self, limit: Optional[int] = None) -> Any:

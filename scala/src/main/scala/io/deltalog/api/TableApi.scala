@@ -45,6 +45,22 @@ object TableApi {
     new SnapshotHandle(log, log.snapshotAtTimestamp(timestampMs))
   }
 
+  /**
+   * `forPath` with Hadoop options for this table (delta-spark's `forPath(spark, path, hadoopConf)`):
+   * the shared Configuration plus `options`; `version` < 0 and `timestampMs` = Long.MinValue for the latest.
+   */
+  def forPathWithConf(path: String, options: java.util.Map[String, String], version: Long,
+      timestampMs: Long): SnapshotHandle = {
+    val c = new Configuration(hadoopConf())
+    options.forEach((k, v) => c.set(k, v))
+    val log = DeltaLog.forTable(path, c)
+    val snapshot =
+      if (version >= 0) log.snapshotAt(version)
+      else if (timestampMs != Long.MinValue) log.snapshotAtTimestamp(timestampMs)
+      else log.update()
+    new SnapshotHandle(log, snapshot)
+  }
+
   def clearCache(): Unit = synchronized {
     DeltaLog.clearCache()
     conf = null

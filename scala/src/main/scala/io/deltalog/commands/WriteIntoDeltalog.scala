@@ -75,7 +75,10 @@ final class WriteIntoDeltalog(
     val overwrite = mode == SaveMode.Overwrite
     val old = if (exists) Some(txn.metadata) else None
     val oldConf = old.map(_.configuration).getOrElse(Map.empty)
-    if (overwrite && exists) assertNotAppendOnly(oldConf, table, "(all files: the write is an overwrite)")
+    // refused before any file is written; an overwrite of a table without live files removes nothing (as delta-spark)
+    if (overwrite && exists && txn.snapshot.numFiles > 0) {
+      assertNotAppendOnly(oldConf, table, "(all files: the write is an overwrite)")
+    }
     val replaceWhere = if (overwrite && exists) options.replaceWhere else None
     val dynamic = overwrite && exists && replaceWhere.isEmpty && options.dynamicPartitionOverwrite
     validateOptionCombinations(table, overwrite, exists, replaceWhere)

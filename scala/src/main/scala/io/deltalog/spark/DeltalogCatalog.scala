@@ -43,6 +43,12 @@ class DeltalogCatalog extends DelegatingCatalogExtension with StagingTableCatalo
 
   override def loadTable(ident: Identifier): Table = load(ident, None)
 
+  /** ``deltalog.`/path` `` exists when a table is at the path (CREATE TABLE IF NOT EXISTS, DROP ... IF EXISTS). */
+  override def tableExists(ident: Identifier): Boolean =
+    if (isPathIdentifier(ident)) {
+      DeltalogCatalog.latest(DeltaLog.forTable(ident.name(), DeltalogReader.hadoopConf(spark, Map.empty))).isDefined
+    } else super.tableExists(ident)
+
   override def loadTable(ident: Identifier, version: String): Table = {
     val v = version.trim.toLongOption.filter(_ >= 0).getOrElse(throw new InvalidWriteException(
       "DELTA_INVALID_TIME_TRAVEL_SPEC", ident.toString, s"VERSION AS OF $version: the version must be a " +
