@@ -84,3 +84,58 @@ def test_column_definition_errors(spark, tmp_path):
         assert [tuple(r) for r in spark.sql(f"SELECT id, g FROM {db}.t").collect()] == [(41, 42)]
     finally:
         spark.sql(f"DROP DATABASE {db} CASCADE")
+
+
+def _last_commit(path: Path) -> dict:
+    v = max(int(f.name[:20]) for f in (path / "_delta_log").glob("*.json"))
+    out = {}
+    for line in (path / "_delta_log" / f"{v:020d}.json").read_text().splitlines():
+        out.update(json.loads(line))
+    return out
+
+
+@pytest.mark.parametrize("mapping", ["none", "name"])
+def test_add_columns_as_delta_spark_does(spark, tmp_path, delta_spark, mapping):
+    """ALTER TABLE ADD COLUMNS (FIRST, AFTER, into a struct, with a comment): the same schema and
+    commit as delta-spark's for the same statements; old rows read NULL in both engines."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    create = (f"CREATE TABLE {{t}} (id BIGINT, s STRUCT<a: INT, b: STRING>) USING {{fmt}} "
+              f"TBLPROPERTIES ('delta.columnMapping.mode' = '{mapping}')")
+    alter = ["ALTER TABLE {t} ADD COLUMNS (c STRING COMMENT 'new' FIRST, d DOUBLE AFTER id)",
+             "ALTER TABLE {t} ADD COLUMNS (s.z BIGINT AFTER a, e DATE)"]
+    spark.sql(create.format(t=f"deltalog.`{ours}`", fmt="deltalog"))
+    spark.sql(f"INSERT INTO deltalog.`{ours}` (id, s) VALUES (1, named_struct('a', 1, 'b', 'x'))")
+    for a in alter:
+        spark.sql(a.format(t=f"deltalog.`{ours}`"))
+    delta_spark.run("""
+        t = "delta.`" + args["p"] + "`"
+        spark.sql(args["create"].format(t=t, fmt="delta"))
+        spark.sql("INSERT INTO " + t + " (id, s) VALUES (1, named_struct('a', 1, 'b', 'x'))")
+        for a in args["alter"]:
+            spark.sql(a.format(t=t))
+    """, p=str(theirs), create=create, alter=alter)
+    a, b = _last_commit(ours), _last_commit(theirs)
+
+    def strip_ids(schema: dict) -> dict:  # physical names are random UUIDs in both engines
+        def walk(x):
+            if isinstance(x, dict):
+                return {k: ("<phys>" if k == "delta.columnMapping.physicalName" else walk(v)) for k, v in x.items()}
+            if isinstance(x, list):
+                return [walk(v) for v in x]
+            return x
+        return walk(schema)
+
+    assert strip_ids(json.loads(a["metaData"]["schemaString"])) == strip_ids(json.loads(b["metaData"]["schemaString"]))
+    assert a["metaData"]["configuration"] == b["metaData"]["configuration"]
+    assert a["commitInfo"]["operation"] == b["commitInfo"]["operation"] == "ADD COLUMNS"
+    assert json.loads(a["commitInfo"]["operationParameters"]["columns"]) == \
+        json.loads(b["commitInfo"]["operationParameters"]["columns"])
+    # reads: old rows have NULL in the new columns, in both engines, on both tables
+    want = [{"c": None, "id": 1, "d": None, "s": {"a": 1, "z": None, "b": "x"}, "e": None}]
+    assert [r.asDict(recursive=True) for r in spark.read.format("deltalog").load(str(ours)).collect()] == want
+    got = delta_spark.run("""
+        result = [r.asDict(recursive=True) for r in spark.read.format("delta").load(args["p"]).collect()]
+    """, p=str(ours))
+    assert got == want
+    with pytest.raises(Exception, match="DELTA_UNSUPPORTED_ALTER_TABLE"):
+        spark.sql(f"ALTER TABLE deltalog.`{ours}` ADD COLUMNS (n INT NOT NULL)")

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types._
  * after `delta.columnMapping.maxColumnId`) and `delta.columnMapping.physicalName` (`col-<uuid>`);
  * data files are written with the physical names and the ids as Parquet field ids.
  */
-private[commands] object ColumnMappingWriter {
+private[deltalog] object ColumnMappingWriter {
   val ModeKey = "delta.columnMapping.mode"
   val MaxIdKey = "delta.columnMapping.maxColumnId"
   val IdKey = "delta.columnMapping.id"

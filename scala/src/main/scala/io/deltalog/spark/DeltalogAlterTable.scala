@@ -4,9 +4,9 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogUtils}
 import org.apache.spark.sql.connector.catalog.{Identifier, Table, TableCatalog, TableChange}
-import org.apache.spark.sql.types.DataType
+import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.deltalog.commands.{InvalidWriteException, WriteOptions}
+import io.deltalog.commands.{ColumnMappingWriter, InvalidWriteException, WriteOptions}
 import io.deltalog.log.DeltaLog
 import io.deltalog.protocol.{ClientCapabilities, Protocol}
 import io.deltalog.spark.read.DeltalogReader
@@ -19,7 +19,8 @@ import io.deltalog.txn.{Operation, OptimisticTransaction}
  *    `UNSET TBLPROPERTIES`, as delta-spark records them); the metastore entry is not changed;
  *  - SET LOCATION changes the entry only, to a location that holds a Delta table with the same
  *    schema (`DELTA_SET_LOCATION_SCHEMA_MISMATCH` otherwise); nothing is written to either table;
- *  - other changes (columns, ...) are refused before anything is written.
+ *  - ADD COLUMNS (FIRST / AFTER, nested fields) is one metadata commit ([[AddColumns]]);
+ *  - other changes (other column changes, ...) are refused before anything is written.
  *
  * @param entry the metastore entry (null for a path table)
  */
@@ -38,12 +39,21 @@ private[spark] final class DeltalogAlterTable(
     }
     val sets = rest.collect { case s: TableChange.SetProperty => s }
     val unsets = rest.collect { case r: TableChange.RemoveProperty => r }
-    rest.filterNot(c => c.isInstanceOf[TableChange.SetProperty] || c.isInstanceOf[TableChange.RemoveProperty])
+    val adds = rest.collect { case a: TableChange.AddColumn => a }
+    rest.filterNot(c => c.isInstanceOf[TableChange.SetProperty] || c.isInstanceOf[TableChange.RemoveProperty] ||
+        c.isInstanceOf[TableChange.AddColumn])
       .headOption.foreach { c =>
         throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
           s"ALTER TABLE $name: ${c.getClass.getSimpleName} is not supported by deltalog yet; nothing was changed. " +
-            "Supported: SET/UNSET TBLPROPERTIES, SET LOCATION.")
+            "Supported: SET/UNSET TBLPROPERTIES, ADD COLUMNS, SET LOCATION.")
       }
+    if (adds.nonEmpty) {
+      if (sets.nonEmpty || unsets.nonEmpty) {
+        throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
+          s"ALTER TABLE $name: add columns and change properties in two statements.")
+      }
+      addColumns(adds)
+    }
     if (sets.nonEmpty && unsets.nonEmpty) {
       throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
         s"ALTER TABLE $name: set and unset properties in two statements.")
@@ -79,6 +89,22 @@ private[spark] final class DeltalogAlterTable(
     txn.updateMetadata(m.copy(configuration = m.configuration -- canonical,
       description = if (unsetComment) None else m.description))
     txn.commit(Nil, Operation.unsetTableProperties(canonical, ifExists = true))
+    DeltalogTable.refreshCaches(table.spark, table.path)
+  }
+
+  /** ADD COLUMNS: one metadata commit (`ADD COLUMNS`, delta-spark's parameters); column mapping assigns ids. */
+  private def addColumns(adds: Seq[TableChange.AddColumn]): Unit = {
+    val txn = start()
+    val m = txn.metadata
+    val (schema, params) = AddColumns(name, DataType.fromJson(m.schemaString).asInstanceOf[StructType], adds)
+    val (mapped, conf) =
+      if (!ColumnMappingWriter.enabled(m.configuration)) (schema, m.configuration)
+      else {
+        val (s, maxId) = ColumnMappingWriter.assignIds(schema, m.configuration)
+        (s, m.configuration + (ColumnMappingWriter.MaxIdKey -> maxId.toString))
+      }
+    txn.updateMetadata(m.copy(schemaString = mapped.json, configuration = conf))
+    txn.commit(Nil, Operation("ADD COLUMNS", Map("columns" -> params), changesData = false))
     DeltalogTable.refreshCaches(table.spark, table.path)
   }
 
