@@ -198,3 +198,15 @@ def test_history_cleaned_up_after_a_checkpoint(spark, tmp_path):
     DeltaTable.clearCache(spark)
     assert _got(spark, sp, "x > 1.5") == []
     assert _listing(spark, sp) == (3, 0)  # every max trusted: all three files skipped
+
+
+def test_table_deleted_and_recreated_at_the_same_path(spark, tmp_path):
+    """The writers of a path's commits are remembered per table (metaData.id): a table deleted and
+    re-created by delta-rs at the same path is not judged by the old table's commits."""
+    path = tmp_path / "again"
+    for i in range(3):
+        spark.createDataFrame([(i, 1.0)], "i long, x double").write.format("deltalog").mode("append").save(str(path))
+    assert _got(spark, path, "x > 1.5") == []  # every commit by deltalog: the max is trusted, files skipped
+    shutil.rmtree(path)
+    _write_delta_rs(path, [[(7, 1.0), (8, NAN)]])
+    assert _got(spark, path, "x > 1.5") == [(_key(NAN), 8)]

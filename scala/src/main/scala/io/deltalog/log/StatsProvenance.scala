@@ -26,8 +26,23 @@ final class StatsProvenance private[log] (deltaLog: DeltaLog) {
   /** Number of commit files read so far (tests, diagnostics). */
   @volatile var commitsRead = 0L
 
-  /** The NaN-blind files among those added at or before `version` (a superset is returned after a newer scan). */
-  def nanBlindFiles(version: Long): NanBlindFiles = synchronized {
+  /** The table (`metaData.id`) the scanned commits belong to: a table deleted and re-created at the path starts over. */
+  private var tableId: String = _
+
+  /** The NaN-blind files of `snapshot` (a superset when newer commits were scanned already). */
+  def nanBlindFiles(snapshot: Snapshot): NanBlindFiles = nanBlindFiles(snapshot.version, snapshot.metadata.id)
+
+  /**
+   * The NaN-blind files among those added at or before `version` of the table whose `metaData.id`
+   * is `id` (a superset is returned after a newer scan).
+   */
+  def nanBlindFiles(version: Long, id: String): NanBlindFiles = synchronized {
+    if (tableId != id) {
+      tableId = id
+      scannedUpTo = -1L
+      truncated = false
+      blindPaths.clear()
+    }
     if (version > scannedUpTo) scan(version)
     if (blindPaths.isEmpty) NanBlindFiles.None
     else if (truncated) NanBlindFiles.All

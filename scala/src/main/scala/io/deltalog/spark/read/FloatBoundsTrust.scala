@@ -40,7 +40,7 @@ object FloatBoundsTrust {
   }
   case object ByWriter extends FloatBoundsTrust {
     def nanBlindFiles(snapshot: Snapshot): NanBlindFiles =
-      snapshot.deltaLog.statsProvenance.nanBlindFiles(snapshot.version)
+      snapshot.deltaLog.statsProvenance.nanBlindFiles(snapshot)
   }
 
   /** The table's setting, else the session's, else `auto`. */
