@@ -1,0 +1,274 @@
+"""Named known-difference rules. Each rule describes one peer behaviour precisely: the readers (or
+writers) it applies to, the writers whose files trigger it, and an ``explain`` function that removes
+from a diff exactly the rows that behaviour accounts for. A check is a *known difference* only when
+the matching rules explain every missing and extra row; anything left fails the matrix. Every rule
+has an entry of the same name in integration/KNOWN_DIFFERENCES.md (with a minimal reproduction).
+No rule applies to deltalog as a reader or writer (asserted below)."""
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timezone
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
+
+from .predicates import evaluate
+from .reference import canon, row_key
+
+Rows = List[Dict[str, Any]]
+FLOAT_TYPES = ("double", "float")
+
+
+@dataclass
+class Ctx:
+    seq: Any
+    check: Any
+    pred: Any
+    state: Any
+    rule_writers: Optional[FrozenSet[str]] = frozenset()   # None: any writer
+    history: List[Any] = field(default_factory=list)   # states of the versions before this one
+
+    @property
+    def writers(self) -> List[str]:
+        return self.check.writers
+
+
+@dataclass
+class Rule:
+    name: str
+    summary: str
+    readers: FrozenSet[str]
+    writers: FrozenSet[str] = frozenset()          # one of these wrote (part of) the version; empty: any
+    explain: Optional[Callable[[Ctx, Rows, Rows], Tuple[Rows, Rows]]] = None
+    error: Optional[re.Pattern] = None              # for reader errors: the error text it explains
+    when: Optional[Callable[[Ctx], bool]] = None    # further condition on the table / query
+    any_writer: bool = False                        # a reader's own bug: whoever wrote the files
+
+    def applies(self, ctx: Ctx) -> bool:
+        if ctx.check.reader not in self.readers:
+            return False
+        if not self.any_writer and not (set(ctx.writers) & self.writers):
+            return False
+        return self.when is None or self.when(ctx)
+
+
+def _written_by(ctx: Ctx, rule_writers: FrozenSet[str], row: Dict[str, Any]) -> bool:
+    """The reference row (by id) may sit in a file one of ``rule_writers`` wrote."""
+    from .reference import WRITERS_KEY
+    if rule_writers is None:
+        return True
+    ref = next((r for r in ctx.state.rows if r.get("id") == row.get("id")), None)
+    return ref is not None and bool(ref.get(WRITERS_KEY, frozenset()) & rule_writers)
+
+
+def _is_nan(v: Any) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _float_cols(ctx: Ctx) -> List[str]:
+    return [c for c, t in ctx.state.columns if t in FLOAT_TYPES]
+
+
+# ------------------------------------------------------------------------------------- explainers
+def _empty_partition(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """The reader returns the partition value "" where the table (protocol) says null."""
+    cols = ctx.state.columns
+    state_keys = {row_key(r, cols) for r in ctx.state.rows}
+    ok = lambda r: ctx.pred is None or evaluate(ctx.pred, r) is True  # noqa: E731
+    left_m, left_e = [], []
+    mine = lambda r: _written_by(ctx, ctx.rule_writers, r)  # noqa: E731
+    for r in missing:
+        if not mine(r):
+            left_m.append(r)
+            continue
+        if r.get("p") is None and not ok(dict(r, p="")):
+            continue
+        if r.get("p") is None and any(row_key(dict(x, p=None), cols) == row_key(r, cols) for x in extra if x.get("p") == ""):
+            continue
+        left_m.append(r)
+    for r in extra:
+        if r.get("p") == "" and row_key(dict(r, p=None), cols) in state_keys and ok(r) and mine(r):
+            continue
+        left_e.append(r)
+    return left_m, left_e
+
+
+def _nan_rows_dropped(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """A filter on a float column loses rows whose value in that column is NaN (min/max statistics
+    that leave NaN out used to skip files or row groups)."""
+    fcols = [c for c in ctx.pred.columns() if c in _float_cols(ctx)]
+    return [r for r in missing if not (any(_is_nan(r.get(c)) for c in fcols)
+                                      and _written_by(ctx, ctx.rule_writers, r))], extra
+
+
+def _substituted(ctx: Ctx, missing: Rows, extra: Rows, cols_of: Callable[[Ctx], List[str]],
+                 affected: Callable[[Any], bool]) -> Tuple[Rows, Rows]:
+    """The reader returns some other value in place of a value ``affected`` says it mishandles, in
+    a column of ``cols_of``: an extra row is explained when it equals its reference row (same id)
+    except in such values; a missing row when such a row came back altered, or when the query's
+    predicate reads an affected value of it (the altered value can fail the predicate)."""
+    cols = ctx.state.columns
+    bad_cols = cols_of(ctx)
+    by_id = {r["id"]: r for r in ctx.state.rows}
+
+    def altered(x: Dict[str, Any]) -> bool:
+        r = by_id.get(x.get("id"))
+        if r is None:
+            return False
+        diff = [c for c, t in cols if canon(r.get(c), t) != canon(x.get(c), t)]
+        return (bool(diff) and all(c in bad_cols and affected(r.get(c)) for c in diff)
+                and _written_by(ctx, ctx.rule_writers, r))
+    left_e = [x for x in extra if not altered(x)]
+    altered_ids = {x["id"] for x in extra if altered(x)}
+    pcols = [c for c in (ctx.pred.columns() if ctx.pred is not None else []) if c in bad_cols]
+    left_m = [r for r in missing if not (r["id"] in altered_ids or (
+        any(affected(r.get(c)) for c in pcols) and _written_by(ctx, ctx.rule_writers, r)))]
+    return left_m, left_e
+
+
+def _nan_replaced_by_constant(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """The reader returns, in place of a NaN, the constant min == max of the file's statistics."""
+    return _substituted(ctx, missing, extra, _float_cols, _is_nan)
+
+
+NS_MIN = datetime(1677, 9, 21, 0, 12, 43, 145225, tzinfo=timezone.utc)   # first microsecond in int64 ns
+NS_MAX = datetime(2262, 4, 11, 23, 47, 16, 854775, tzinfo=timezone.utc)
+
+
+def _int96_as_ns(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """INT96 timestamps outside the int64-nanosecond range come back wrapped or clamped."""
+    return _substituted(ctx, missing, extra, lambda c: [n for n, t in c.state.columns if t == "timestamp"],
+                        lambda v: isinstance(v, datetime) and not (NS_MIN <= v <= NS_MAX))
+
+
+def _pred_on_float(ctx: Ctx) -> bool:
+    return ctx.pred is not None and any(c in _float_cols(ctx) for c in ctx.pred.columns())
+
+
+def _stale_after_reencoded_remove(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """Rows of files a delta-rs commit removed with a percent-encoded path while their add carries
+    the raw (non-ASCII) partition directory: readers matching paths literally keep those files.
+    (DuckDB on column-mapped tables also gets their partition value wrong: compared without it.)"""
+    cols = ctx.state.columns
+    no_p = [(c, t) for c, t in cols if c != "p"]
+    relax = ctx.check.reader == "duckdb" and _colmap_partitioned(ctx)
+    earlier: Dict[Any, Any] = {}
+    for st in ctx.history:
+        for r in st.rows:
+            if isinstance(r.get("p"), str) and not r["p"].isascii():
+                earlier[row_key(r, cols)] = r
+                earlier[("no-p",) + row_key(r, no_p)] = r
+    stale = lambda x: (row_key(x, cols) in earlier                                     # noqa: E731
+                       or (relax and ("no-p",) + row_key(x, no_p) in earlier))
+    return missing, [x for x in extra if not stale(x)]
+
+
+def _colmap_partitioned(c: Ctx) -> bool:
+    return c.seq.profile.partitioned and "column mapping" in c.seq.profile.features
+
+
+def _partition_value_wrong(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    return _substituted(ctx, missing, extra, lambda c: ["p"], lambda v: True)
+
+
+
+RULES: List[Rule] = [
+    Rule("empty-string-partition-read-as-empty",
+         "an empty-string partition value (written as \"\" by delta-rs) is read back as '' instead of null",
+         readers=frozenset({"delta-rs", "polars", "delta-spark"}), writers=frozenset({"delta-rs"}),
+         explain=_empty_partition, when=lambda c: c.seq.profile.partitioned),
+    Rule("nan-dropped-by-min-max-skipping",
+         "filters on a float column drop NaN rows: file/row-group skipping on min/max statistics that leave NaN out",
+         readers=frozenset({"delta-rs", "duckdb", "delta-spark"}), writers=frozenset({"delta-rs"}),
+         explain=_nan_rows_dropped, when=_pred_on_float),
+    Rule("int96-timestamp-read-as-nanoseconds",
+         "INT96 timestamps (delta-spark's default Parquet timestamp type) outside 1677-09-21..2262-04-11 "
+         "wrap (delta-rs) or are clamped (Polars): read into int64 nanoseconds",
+         readers=frozenset({"delta-rs", "polars"}), writers=frozenset({"delta-spark"}),
+         explain=_int96_as_ns),
+    Rule("deltars-remove-path-reencoded",
+         "delta-rs removes a file added with a raw non-ASCII path (as Spark writers write it) by a "
+         "percent-encoded path; readers that match remove to add literally keep the file live",
+         readers=frozenset({"delta-spark", "delta-rs", "duckdb", "polars"}), writers=frozenset({"delta-rs"}),
+         explain=_stale_after_reencoded_remove, when=lambda c: c.seq.profile.partitioned),
+    Rule("duckdb-column-mapping-partition-values",
+         "DuckDB's delta extension returns wrong partition values (null or another partition's) on "
+         "column-mapped partitioned tables",
+         readers=frozenset({"duckdb"}), any_writer=True, explain=_partition_value_wrong, when=_colmap_partitioned),
+    Rule("polars-column-mapping-unsupported",
+         "Polars scan_delta refuses column-mapped tables",
+         readers=frozenset({"polars"}), any_writer=True,
+         error=re.compile(r"column ?mapping", re.I), when=lambda c: "column mapping" in c.seq.profile.features),
+    Rule("deltars-nan-read-as-stats-constant",
+         "delta-rs returns the file's min == max statistic in place of a NaN value when filtering",
+         readers=frozenset({"delta-rs"}), writers=frozenset({"delta-rs"}),
+         explain=_nan_replaced_by_constant, when=lambda c: c.pred is not None),
+]
+# Order matters where two behaviours meet in one diff: rows altered in place are paired first.
+_ORDER = ["duckdb-column-mapping-partition-values", "deltars-nan-read-as-stats-constant",
+          "int96-timestamp-read-as-nanoseconds", "empty-string-partition-read-as-empty"]
+RULES.sort(key=lambda r: _ORDER.index(r.name) if r.name in _ORDER else len(_ORDER))
+_BY_NAME = {r.name: r for r in RULES}
+assert all("deltalog" not in r.readers and "deltalog" not in r.writers for r in RULES), "no rule may excuse deltalog"
+
+@dataclass
+class WriteRule:
+    """A peer writer's refusal or invalid commit: the op is then applied by another capable writer."""
+    name: str
+    summary: str
+    writer: str
+    kinds: FrozenSet[str]
+    error: re.Pattern
+    when: Optional[Callable[[Any], bool]] = None   # on the sequence
+
+    readers: FrozenSet[str] = frozenset()          # (for the deltalog assertion below)
+    writers: FrozenSet[str] = frozenset()
+
+
+WRITE_RULES: List[WriteRule] = [
+    WriteRule("deltars-column-mapping-protocol-missing-feature",
+              "delta-rs creates a column-mapped table with a timestamp_ntz column at protocol (3,7) whose "
+              "feature lists name timestampNtz but not columnMapping",
+              "delta-rs", frozenset({"create"}),
+              re.compile(r"lacks (writer|reader) feature columnMapping"),
+              when=lambda seq: "column mapping" in seq.profile.features),
+    WriteRule("deltars-merge-schema-column-mapping-refused",
+              "delta-rs refuses schema evolution (schema_mode='merge') on column-mapped tables",
+              "delta-rs", frozenset({"merge_schema"}),
+              re.compile(r"Schema evolution on column-mapped tables is not yet supported"),
+              when=lambda seq: "column mapping" in seq.profile.features),
+]
+assert all(r.writer != "deltalog" for r in WRITE_RULES), "no rule may excuse deltalog"
+
+
+def classify_write(seq, op, error: str) -> Optional[str]:
+    for r in WRITE_RULES:
+        if (op.writer == r.writer and op.kind in r.kinds and r.error.search(error)
+                and (r.when is None or r.when(seq))):
+            return r.name
+    return None
+
+
+def classify_error(seq, check, pred, error: str, state=None) -> Optional[str]:
+    ctx = Ctx(seq, check, pred, state)
+    for r in RULES:
+        if r.error is not None and r.applies(ctx) and r.error.search(error):
+            return r.name
+    return None
+
+
+def classify_diff(seq, check, pred, missing: Rows, extra: Rows, state, history=()) -> Tuple[Optional[str], Rows, Rows]:
+    """(rule names joined by '+', or None when rows are left unexplained; the rows left)."""
+    ctx = Ctx(seq, check, pred, state, history=list(history))
+    used = []
+    for r in RULES:
+        if r.explain is None or not r.applies(ctx):
+            continue
+        ctx.rule_writers = None if r.any_writer else r.writers
+        m2, e2 = r.explain(ctx, missing, extra)
+        if len(m2) + len(e2) < len(missing) + len(extra):
+            used.append(r.name)
+            missing, extra = m2, e2
+        if not missing and not extra:
+            return "+".join(used), [], []
+    return None, missing, extra
