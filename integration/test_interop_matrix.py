@@ -33,13 +33,15 @@ from integration.interop.reference import multiset  # noqa: E402
 from integration.interop.runner import parse_seeds  # noqa: E402
 
 SEEDS = parse_seeds(os.environ.get("DELTALOG_INTEROP_SEEDS", "4"))
+# Small sizes: the whole file runs in under 4 minutes on 2 cores, both Spark starts included.
+N_PREDS, MAX_OPS = 2, 6
 
 
 @pytest.fixture(scope="session")
 def matrix():
     from integration.interop.session import open_matrix
     workdir = tempfile.mkdtemp(prefix="deltalog-interop-")
-    with open_matrix(workdir, SEEDS, None, list(READERS), n_preds=3, asof_pairs=2, log=print) as m:
+    with open_matrix(workdir, SEEDS, None, list(READERS), n_preds=N_PREDS, asof_pairs=2, max_ops=MAX_OPS, log=print) as m:
         yield m
 
 
@@ -99,5 +101,5 @@ def test_comparison_tells_nan_signed_zero_and_time_zones_apart():
 def test_rules_never_excuse_deltalog_and_are_documented():
     doc = (REPO / "integration" / "KNOWN_DIFFERENCES.md").read_text(encoding="utf-8")
     for r in rules.RULES + rules.WRITE_RULES:
-        assert "deltalog" not in r.readers and "deltalog" not in r.writers, r.name
+        assert ("deltalog" not in r.readers or getattr(r, "corrupt_data", False)) and "deltalog" not in r.writers, r.name
         assert re.search(r"^##+ .*`?" + re.escape(r.name) + r"`?", doc, re.M), f"{r.name} not in KNOWN_DIFFERENCES.md"

@@ -235,7 +235,7 @@ class DuckDBEngine:
                 sql = f"SELECT * FROM delta_scan('{path}', version={int(q['version'])})"
                 if q.get("pred"):
                     sql += f" WHERE {render(q['pred'], 'duckdb')}"
-                out[q["qid"]] = self.con.execute(sql).fetch_arrow_table()
+                out[q["qid"]] = self.con.execute(sql).to_arrow_table()
             except BaseException:
                 out[q["qid"]] = RuntimeError(error_text())
         return out

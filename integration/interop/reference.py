@@ -59,8 +59,8 @@ def apply(state: Optional[State], op: Op, partitioned: bool, history: List[State
         parts = {r["p"] for r in new}
         rows = [r for r in old if r["p"] not in parts] + new
     elif k == "update":
-        rows = [dict(r, **{op.set_col: op.set_value, WRITERS_KEY: w}) if evaluate(op.pred, r) is True else r
-                for r in old]
+        # (an updated row keeps its provenance: its other values were read from the old file)
+        rows = [dict(r, **{op.set_col: op.set_value}) if evaluate(op.pred, r) is True else r for r in old]
     elif k == "merge":
         src = {r["id"]: r for r in new}
         rows = [src.pop(r["id"]) if r["id"] in src else r for r in old] + list(src.values())

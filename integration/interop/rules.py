@@ -17,6 +17,7 @@ from .reference import canon, row_key
 
 Rows = List[Dict[str, Any]]
 FLOAT_TYPES = ("double", "float")
+READERS_ALL = ("deltalog", "delta-spark", "delta-rs", "duckdb", "polars")
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Ctx:
     state: Any
     rule_writers: Optional[FrozenSet[str]] = frozenset()   # None: any writer
     history: List[Any] = field(default_factory=list)   # states of the versions before this one
+    op_versions: List[Any] = field(default_factory=list)   # (op, version it committed) so far
 
     @property
     def writers(self) -> List[str]:
@@ -43,6 +45,7 @@ class Rule:
     error: Optional[re.Pattern] = None              # for reader errors: the error text it explains
     when: Optional[Callable[[Ctx], bool]] = None    # further condition on the table / query
     any_writer: bool = False                        # a reader's own bug: whoever wrote the files
+    corrupt_data: bool = False                      # a peer writer wrote wrong data: true for every reader
 
     def applies(self, ctx: Ctx) -> bool:
         if ctx.check.reader not in self.readers:
@@ -126,19 +129,66 @@ def _substituted(ctx: Ctx, missing: Rows, extra: Rows, cols_of: Callable[[Ctx], 
     return left_m, left_e
 
 
-def _nan_replaced_by_constant(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
-    """The reader returns, in place of a NaN, the constant min == max of the file's statistics."""
-    return _substituted(ctx, missing, extra, _float_cols, _is_nan)
+def _nan_or_zero(v: Any) -> bool:
+    return isinstance(v, float) and (math.isnan(v) or v == 0.0)
+
+
+def _replaced_by_constant(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """The reader returns, in place of a NaN or a signed zero, the constant min == max of the
+    file's statistics (a number for NaN; the other zero for ±0.0)."""
+    return _substituted(ctx, missing, extra, _float_cols, _nan_or_zero)
 
 
 NS_MIN = datetime(1677, 9, 21, 0, 12, 43, 145225, tzinfo=timezone.utc)   # first microsecond in int64 ns
 NS_MAX = datetime(2262, 4, 11, 23, 47, 16, 854775, tzinfo=timezone.utc)
 
 
+def _out_of_ns(v: Any) -> bool:
+    return isinstance(v, datetime) and not (NS_MIN <= v <= NS_MAX)
+
+
+def _ts_cols(c: Ctx) -> List[str]:
+    return [n for n, t in c.state.columns if t == "timestamp"]
+
+
 def _int96_as_ns(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
     """INT96 timestamps outside the int64-nanosecond range come back wrapped or clamped."""
-    return _substituted(ctx, missing, extra, lambda c: [n for n, t in c.state.columns if t == "timestamp"],
-                        lambda v: isinstance(v, datetime) and not (NS_MIN <= v <= NS_MAX))
+    return _substituted(ctx, missing, extra, _ts_cols, _out_of_ns)
+
+
+def _signed_zero_pruned(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """A comparison with a zero constant loses rows holding ±0.0: statistics whose bound is the
+    other zero are compared with -0.0 < 0.0."""
+    q = ctx.pred
+    consts = q.value if isinstance(q.value, list) else [q.value]
+    if q.col not in _float_cols(ctx) or not any(isinstance(x, float) and x == 0.0 for x in consts):
+        return missing, extra
+    zero = lambda v: isinstance(v, float) and v == 0.0   # noqa: E731
+    return [r for r in missing if not (zero(r.get(q.col)) and _written_by(ctx, ctx.rule_writers, r))], extra
+
+
+def _rewritten_int96(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """Rows delta-rs rewrote (UPDATE / DELETE / MERGE / OPTIMIZE copy-on-write, overwrite by
+    predicate) from a file delta-spark wrote with INT96 timestamps: delta-rs read them as int64
+    nanoseconds (wrapped) and wrote the wrapped values back — every reader then reads those."""
+    from .reference import WRITERS_KEY
+    by_id = {r["id"]: r for r in ctx.state.rows}
+    rewritten = lambda r: {"delta-rs", "delta-spark"} <= set(r.get(WRITERS_KEY, ()))  # noqa: E731
+    cols = ctx.state.columns
+    tcols = _ts_cols(ctx)
+
+    def altered(x: Dict[str, Any]) -> bool:
+        r = by_id.get(x.get("id"))
+        if r is None or not rewritten(r):
+            return False
+        diff = [c for c, t in cols if canon(r.get(c), t) != canon(x.get(c), t)]
+        return bool(diff) and all(c in tcols and _out_of_ns(r.get(c)) for c in diff)
+    left_e = [x for x in extra if not altered(x)]
+    ids = {x["id"] for x in extra if altered(x)}
+    pcols = [c for c in (ctx.pred.columns() if ctx.pred is not None else []) if c in tcols]
+    left_m = [r for r in missing if not (r["id"] in ids or (
+        rewritten(r) and any(_out_of_ns(r.get(c)) for c in pcols)))]
+    return left_m, left_e
 
 
 def _pred_on_float(ctx: Ctx) -> bool:
@@ -148,19 +198,44 @@ def _pred_on_float(ctx: Ctx) -> bool:
 def _stale_after_reencoded_remove(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
     """Rows of files a delta-rs commit removed with a percent-encoded path while their add carries
     the raw (non-ASCII) partition directory: readers matching paths literally keep those files.
-    (DuckDB on column-mapped tables also gets their partition value wrong: compared without it.)"""
+    A kept row is compared with the earlier row of the same id, except in values the same reader
+    mishandles by another rule (DuckDB's column-mapped partition value, INT96 timestamps outside
+    the nanosecond range for delta-rs / Polars)."""
     cols = ctx.state.columns
-    no_p = [(c, t) for c, t in cols if c != "p"]
-    relax = ctx.check.reader == "duckdb" and _colmap_partitioned(ctx)
-    earlier: Dict[Any, Any] = {}
+    reader = ctx.check.reader
+    earlier: Dict[Any, List[Dict[str, Any]]] = {}
     for st in ctx.history:
         for r in st.rows:
             if isinstance(r.get("p"), str) and not r["p"].isascii():
-                earlier[row_key(r, cols)] = r
-                earlier[("no-p",) + row_key(r, no_p)] = r
-    stale = lambda x: (row_key(x, cols) in earlier                                     # noqa: E731
-                       or (relax and ("no-p",) + row_key(x, no_p) in earlier))
-    return missing, [x for x in extra if not stale(x)]
+                earlier.setdefault(r["id"], []).append(r)
+
+    def same(x: Dict[str, Any], r: Dict[str, Any]) -> bool:
+        for c, t in cols:
+            if canon(x.get(c), t) == canon(r.get(c), t):
+                continue
+            if c == "p" and reader == "duckdb" and _colmap_partitioned(ctx):
+                continue
+            if t == "timestamp" and reader in ("delta-rs", "polars") and _out_of_ns(r.get(c)):
+                continue
+            return False
+        return True
+    return missing, [x for x in extra if not any(same(x, r) for r in earlier.get(x.get("id"), []))]
+
+
+def _resurrected(ctx: Ctx) -> bool:
+    """Before this version, a delta-rs commit (re-encoded removes) was followed by a delta-spark
+    commit that rewrites files (OPTIMIZE / DELETE / UPDATE / MERGE / replaceWhere / dynamic
+    overwrite): delta-spark still saw the removed files as live and rewrote their rows into new
+    files, so the table now holds them for every reader."""
+    ops = [(o, v) for o, v in ctx.op_versions if v <= ctx.check.version]
+    for i, (o, _) in enumerate(ops):
+        if o.writer == "delta-rs" and o.kind in ("overwrite", "replace_where", "delete", "update", "merge",
+                                                  "optimize", "restore"):
+            if any(o2.writer == "delta-spark" and o2.kind in ("optimize", "delete", "update", "merge",
+                                                             "replace_where", "dynamic_overwrite")
+                   for o2, _ in ops[i + 1:]):
+                return True
+    return False
 
 
 def _colmap_partitioned(c: Ctx) -> bool:
@@ -186,11 +261,32 @@ RULES: List[Rule] = [
          "wrap (delta-rs) or are clamped (Polars): read into int64 nanoseconds",
          readers=frozenset({"delta-rs", "polars"}), writers=frozenset({"delta-spark"}),
          explain=_int96_as_ns),
+    Rule("duckdb-deltars-signed-zero-stats-pruning",
+         "a filter comparing a float column with 0.0 / -0.0 loses rows holding ±0.0 on files whose "
+         "min/max statistics (as delta-spark writes them) carry the other zero",
+         readers=frozenset({"duckdb", "delta-rs"}), writers=frozenset({"delta-spark", "delta-rs"}),
+         explain=_signed_zero_pruned, when=_pred_on_float),
+    Rule("deltaspark-signed-zero-parquet-pushdown",
+         "delta-spark loses ±0.0 rows of a filter with a zero constant on files delta-rs wrote "
+         "(Parquet statistics holding the raw signed zero, ordered -0.0 < 0.0 by parquet-java's filters)",
+         readers=frozenset({"delta-spark"}), writers=frozenset({"delta-rs"}),
+         explain=_signed_zero_pruned, when=_pred_on_float),
+    Rule("deltars-rewrite-corrupts-int96-timestamps",
+         "delta-rs rewriting rows of a delta-spark file (INT96 timestamps) writes the timestamps it "
+         "misread as nanoseconds: the table then holds wrapped values for every reader",
+         readers=frozenset(READERS_ALL), writers=frozenset({"delta-rs"}),
+         explain=_rewritten_int96, corrupt_data=True),
     Rule("deltars-remove-path-reencoded",
          "delta-rs removes a file added with a raw non-ASCII path (as Spark writers write it) by a "
          "percent-encoded path; readers that match remove to add literally keep the file live",
          readers=frozenset({"delta-spark", "delta-rs", "duckdb", "polars"}), writers=frozenset({"delta-rs"}),
          explain=_stale_after_reencoded_remove, when=lambda c: c.seq.profile.partitioned),
+    Rule("deltars-remove-path-reencoded-resurrected",
+         "after delta-rs' re-encoded removes, a delta-spark rewrite (OPTIMIZE, DML) copies the "
+         "removed files' rows into new live files: the table holds them for every reader",
+         readers=frozenset(READERS_ALL), writers=frozenset({"delta-rs"}),
+         explain=_stale_after_reencoded_remove, corrupt_data=True,
+         when=lambda c: c.seq.profile.partitioned and _resurrected(c)),
     Rule("duckdb-column-mapping-partition-values",
          "DuckDB's delta extension returns wrong partition values (null or another partition's) on "
          "column-mapped partitioned tables",
@@ -199,17 +295,23 @@ RULES: List[Rule] = [
          "Polars scan_delta refuses column-mapped tables",
          readers=frozenset({"polars"}), any_writer=True,
          error=re.compile(r"column ?mapping", re.I), when=lambda c: "column mapping" in c.seq.profile.features),
-    Rule("deltars-nan-read-as-stats-constant",
-         "delta-rs returns the file's min == max statistic in place of a NaN value when filtering",
-         readers=frozenset({"delta-rs"}), writers=frozenset({"delta-rs"}),
-         explain=_nan_replaced_by_constant, when=lambda c: c.pred is not None),
+    Rule("deltars-value-read-as-stats-constant",
+         "with a filter, delta-rs returns a file's min == max statistic in place of the values: a NaN "
+         "comes back as a number (NaN-blind statistics), a -0.0 as 0.0",
+         readers=frozenset({"delta-rs"}), writers=frozenset({"delta-rs", "delta-spark"}),
+         explain=_replaced_by_constant, when=lambda c: c.pred is not None),
 ]
 # Order matters where two behaviours meet in one diff: rows altered in place are paired first.
-_ORDER = ["duckdb-column-mapping-partition-values", "deltars-nan-read-as-stats-constant",
+_ORDER = ["duckdb-column-mapping-partition-values", "deltars-rewrite-corrupts-int96-timestamps",
+          "deltars-value-read-as-stats-constant",
           "int96-timestamp-read-as-nanoseconds", "empty-string-partition-read-as-empty"]
 RULES.sort(key=lambda r: _ORDER.index(r.name) if r.name in _ORDER else len(_ORDER))
 _BY_NAME = {r.name: r for r in RULES}
-assert all("deltalog" not in r.readers and "deltalog" not in r.writers for r in RULES), "no rule may excuse deltalog"
+# A rule may list deltalog as a reader only when a peer *writer* put wrong data into the files
+# (corrupt_data): then every reader, deltalog too, must read the wrong value, and the rule
+# explains exactly those values. No rule names deltalog as the writer at fault.
+assert all(("deltalog" not in r.readers or r.corrupt_data) and "deltalog" not in r.writers for r in RULES), \
+    "no rule may excuse deltalog"
 
 @dataclass
 class WriteRule:
@@ -257,9 +359,10 @@ def classify_error(seq, check, pred, error: str, state=None) -> Optional[str]:
     return None
 
 
-def classify_diff(seq, check, pred, missing: Rows, extra: Rows, state, history=()) -> Tuple[Optional[str], Rows, Rows]:
+def classify_diff(seq, check, pred, missing: Rows, extra: Rows, state, history=(),
+                  op_versions=()) -> Tuple[Optional[str], Rows, Rows]:
     """(rule names joined by '+', or None when rows are left unexplained; the rows left)."""
-    ctx = Ctx(seq, check, pred, state, history=list(history))
+    ctx = Ctx(seq, check, pred, state, history=list(history), op_versions=list(op_versions))
     used = []
     for r in RULES:
         if r.explain is None or not r.applies(ctx):

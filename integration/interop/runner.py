@@ -35,10 +35,11 @@ class Check:
     rule: str = ""
     detail: str = ""
     writers: List[str] = field(default_factory=list)   # engines whose commits the version holds
+    params: str = ""            # the run's sizes (same seed + sizes = same sequence and queries)
 
     def repro(self) -> str:
         r = "" if self.reader == "write" else f",reader={self.reader}"
-        return f"python -m integration.interop --seed {self.seed} --only writer={self.writer}{r}"
+        return f"python -m integration.interop --seed {self.seed} --only writer={self.writer}{r}{self.params}"
 
     def header(self) -> str:
         return (f"seed={self.seed} profile={self.profile} writer={self.writer} reader={self.reader} "
@@ -140,6 +141,7 @@ class Matrix:
                     raise RuntimeError(f"seed {seq.seed}: no writer could apply {o.describe()}:\n{err}")
                 i += 1
         self.feats_at = feats_at
+        self._op_version = op_version
         return states, writers_at, op_feats
 
     def _payload(self, seq, o: Op, w: str, props, op_version) -> Dict[str, Any]:
@@ -231,6 +233,10 @@ class Matrix:
             for q in queries:
                 checks.append(self._compare(seq, r, q, results[r].get(q["qid"], RuntimeError("no result")),
                                             states[q["expect"]], writers_at.get(q["expect"], []), last))
+        params = f" --preds {self.n_preds} --asof {self.asof_pairs}" + (
+            f" --max-ops {self.max_ops}" if self.max_ops is not None else "")
+        for c in checks:
+            c.params = params
         self.log(f"seed {seed} {seq.profile.name} writer={seq.writer_mode}: {len(seq.ops)} ops "
                  f"({', '.join(o.describe() for o in seq.ops)}), versions 0..{last}, {len(queries)} queries x "
                  f"{len(readers)} readers; write {t_write:.1f}s, total {time.time() - t0:.1f}s; reads "
@@ -283,7 +289,8 @@ class Matrix:
         missing = [by_key_e[k] for k in (exp_ms - got_ms).elements()]
         extra = [by_key_g[k] for k in (got_ms - exp_ms).elements()]
         history = [s for v2, s in self._states.items() if v2 < v]
-        rule, left_m, left_e = rules.classify_diff(seq, c, pred, missing, extra, st, history)
+        rule, left_m, left_e = rules.classify_diff(seq, c, pred, missing, extra, st, history,
+                                                   list(zip(seq.ops, self._op_version)))
         c.rule = rule or ""
         c.status = "known" if c.rule else "fail"
         c.detail = diff_text(missing, extra, st, pred)
