@@ -23,6 +23,8 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 
 def main(argv=None) -> int:
+    os.environ["TZ"] = "UTC"   # every engine reads and writes in UTC (Spark peers and DuckDB set it too)
+    time.tzset()
     ap = argparse.ArgumentParser(prog="python -m integration.interop", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default=os.environ.get("DELTALOG_INTEROP_SEEDS", "4"))

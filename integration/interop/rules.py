@@ -17,6 +17,7 @@ from .reference import canon, row_key
 
 Rows = List[Dict[str, Any]]
 FLOAT_TYPES = ("double", "float")
+_WK = "_writers"   # reference.WRITERS_KEY
 READERS_ALL = ("deltalog", "delta-spark", "delta-rs", "duckdb", "polars")
 
 
@@ -29,6 +30,7 @@ class Ctx:
     rule_writers: Optional[FrozenSet[str]] = frozenset()   # None: any writer
     history: List[Any] = field(default_factory=list)   # states of the versions before this one
     op_versions: List[Any] = field(default_factory=list)   # (op, version it committed) so far
+    checkpoints: List[Any] = field(default_factory=list)   # (version, engine that wrote the checkpoint)
 
     @property
     def writers(self) -> List[str]:
@@ -46,6 +48,10 @@ class Rule:
     when: Optional[Callable[[Ctx], bool]] = None    # further condition on the table / query
     any_writer: bool = False                        # a reader's own bug: whoever wrote the files
     corrupt_data: bool = False                      # a peer writer wrote wrong data: true for every reader
+    # A value-substitution behaviour (the reader returns another value in place of some values):
+    # (columns it concerns, which reference values it alters, whether a reference row is concerned).
+    # These combine: one row may be altered by several such behaviours at once.
+    subst: Optional[Tuple[Callable[[Ctx], List[str]], Callable[[Any], bool], Callable[[Ctx, Dict[str, Any]], bool]]] = None
 
     def applies(self, ctx: Ctx) -> bool:
         if ctx.check.reader not in self.readers:
@@ -228,12 +234,15 @@ def _resurrected(ctx: Ctx) -> bool:
     overwrite): delta-spark still saw the removed files as live and rewrote their rows into new
     files, so the table now holds them for every reader."""
     ops = [(o, v) for o, v in ctx.op_versions if v <= ctx.check.version]
-    for i, (o, _) in enumerate(ops):
+    for i, (o, v1) in enumerate(ops):
         if o.writer == "delta-rs" and o.kind in ("overwrite", "replace_where", "delete", "update", "merge",
                                                   "optimize", "restore"):
             if any(o2.writer == "delta-spark" and o2.kind in ("optimize", "delete", "update", "merge",
                                                              "replace_where", "dynamic_overwrite")
                    for o2, _ in ops[i + 1:]):
+                return True
+            # a checkpoint delta-rs or delta-spark wrote after it lists the removed files as live
+            if any(v1 <= v2 <= ctx.check.version and w in ("delta-rs", "delta-spark") for v2, w in ctx.checkpoints):
                 return True
     return False
 
@@ -260,22 +269,24 @@ RULES: List[Rule] = [
          "INT96 timestamps (delta-spark's default Parquet timestamp type) outside 1677-09-21..2262-04-11 "
          "wrap (delta-rs) or are clamped (Polars): read into int64 nanoseconds",
          readers=frozenset({"delta-rs", "polars"}), writers=frozenset({"delta-spark"}),
-         explain=_int96_as_ns),
+         subst=(_ts_cols, _out_of_ns, lambda c, r: _written_by(c, frozenset({"delta-spark"}), r))),
     Rule("duckdb-deltars-signed-zero-stats-pruning",
          "a filter comparing a float column with 0.0 / -0.0 loses rows holding ±0.0 on files whose "
          "min/max statistics (as delta-spark writes them) carry the other zero",
          readers=frozenset({"duckdb", "delta-rs"}), writers=frozenset({"delta-spark", "delta-rs"}),
          explain=_signed_zero_pruned, when=_pred_on_float),
     Rule("deltaspark-signed-zero-parquet-pushdown",
-         "delta-spark loses ±0.0 rows of a filter with a zero constant on files delta-rs wrote "
-         "(Parquet statistics holding the raw signed zero, ordered -0.0 < 0.0 by parquet-java's filters)",
-         readers=frozenset({"delta-spark"}), writers=frozenset({"delta-rs"}),
+         "delta-spark loses ±0.0 rows of a filter with a zero constant: its Parquet push-down orders "
+         "-0.0 below 0.0 (raw signed-zero statistics of delta-rs files; IN (-0.0, 0.0) deduplicated "
+         "to one zero and matched exactly against the dictionary of any writer's file)",
+         readers=frozenset({"delta-spark"}), any_writer=True,
          explain=_signed_zero_pruned, when=_pred_on_float),
     Rule("deltars-rewrite-corrupts-int96-timestamps",
          "delta-rs rewriting rows of a delta-spark file (INT96 timestamps) writes the timestamps it "
          "misread as nanoseconds: the table then holds wrapped values for every reader",
          readers=frozenset(READERS_ALL), writers=frozenset({"delta-rs"}),
-         explain=_rewritten_int96, corrupt_data=True),
+         subst=(_ts_cols, _out_of_ns, lambda c, r: {"delta-rs", "delta-spark"} <= set(r.get(_WK, ()))),
+         corrupt_data=True),
     Rule("deltars-remove-path-reencoded",
          "delta-rs removes a file added with a raw non-ASCII path (as Spark writers write it) by a "
          "percent-encoded path; readers that match remove to add literally keep the file live",
@@ -283,14 +294,16 @@ RULES: List[Rule] = [
          explain=_stale_after_reencoded_remove, when=lambda c: c.seq.profile.partitioned),
     Rule("deltars-remove-path-reencoded-resurrected",
          "after delta-rs' re-encoded removes, a delta-spark rewrite (OPTIMIZE, DML) copies the "
-         "removed files' rows into new live files: the table holds them for every reader",
+         "removed files' rows into new live files, or a checkpoint by delta-rs / delta-spark lists "
+         "the removed files as live: the table holds them for every reader",
          readers=frozenset(READERS_ALL), writers=frozenset({"delta-rs"}),
          explain=_stale_after_reencoded_remove, corrupt_data=True,
          when=lambda c: c.seq.profile.partitioned and _resurrected(c)),
     Rule("duckdb-column-mapping-partition-values",
          "DuckDB's delta extension returns wrong partition values (null or another partition's) on "
          "column-mapped partitioned tables",
-         readers=frozenset({"duckdb"}), any_writer=True, explain=_partition_value_wrong, when=_colmap_partitioned),
+         readers=frozenset({"duckdb"}), any_writer=True, when=_colmap_partitioned,
+         subst=(lambda c: ["p"], lambda v: True, lambda c, r: True)),
     Rule("polars-column-mapping-unsupported",
          "Polars scan_delta refuses column-mapped tables",
          readers=frozenset({"polars"}), any_writer=True,
@@ -299,7 +312,8 @@ RULES: List[Rule] = [
          "with a filter, delta-rs returns a file's min == max statistic in place of the values: a NaN "
          "comes back as a number (NaN-blind statistics), a -0.0 as 0.0",
          readers=frozenset({"delta-rs"}), writers=frozenset({"delta-rs", "delta-spark"}),
-         explain=_replaced_by_constant, when=lambda c: c.pred is not None),
+         when=lambda c: c.pred is not None,
+         subst=(_float_cols, _nan_or_zero, lambda c, r: _written_by(c, frozenset({"delta-rs", "delta-spark"}), r))),
 ]
 # Order matters where two behaviours meet in one diff: rows altered in place are paired first.
 _ORDER = ["duckdb-column-mapping-partition-values", "deltars-rewrite-corrupts-int96-timestamps",
@@ -359,11 +373,54 @@ def classify_error(seq, check, pred, error: str, state=None) -> Optional[str]:
     return None
 
 
+def _substitutions(ctx: Ctx, missing: Rows, extra: Rows, used: List[str]) -> Tuple[Rows, Rows]:
+    """The value-substitution rules together: an extra row is explained when it equals its
+    reference row (same id) except in values some applicable rule alters; a missing row when it
+    came back altered, or when the predicate reads a value some applicable rule alters."""
+    subs = [(r, r.subst[0](ctx), r.subst[1], r.subst[2]) for r in RULES if r.subst is not None and r.applies(ctx)]
+    if not subs:
+        return missing, extra
+    cols = ctx.state.columns
+    by_id = {r["id"]: r for r in ctx.state.rows}
+
+    def cover(c: str, ref: Dict[str, Any]) -> List[str]:
+        return [rule.name for rule, cs, aff, ok in subs if c in cs and aff(ref.get(c)) and ok(ctx, ref)]
+    hit: List[str] = []
+    left_e, altered = [], set()
+    for x in extra:
+        ref = by_id.get(x.get("id"))
+        diff = [] if ref is None else [c for c, t in cols if canon(ref.get(c), t) != canon(x.get(c), t)]
+        covers = [cover(c, ref) for c in diff]
+        if diff and all(covers):
+            altered.add(x["id"])
+            hit += [n for cv in covers for n in cv[:1]]
+        else:
+            left_e.append(x)
+    pcols = ctx.pred.columns() if ctx.pred is not None else []
+    left_m = []
+    for r in missing:
+        if r["id"] in altered:
+            continue
+        via = [cover(c, r) for c in pcols]
+        if any(via):
+            hit += [n for cv in via for n in cv[:1]]
+            continue
+        left_m.append(r)
+    for n in dict.fromkeys(hit):
+        if n not in used:
+            used.append(n)
+    return left_m, left_e
+
+
 def classify_diff(seq, check, pred, missing: Rows, extra: Rows, state, history=(),
-                  op_versions=()) -> Tuple[Optional[str], Rows, Rows]:
+                  op_versions=(), checkpoints=()) -> Tuple[Optional[str], Rows, Rows]:
     """(rule names joined by '+', or None when rows are left unexplained; the rows left)."""
-    ctx = Ctx(seq, check, pred, state, history=list(history), op_versions=list(op_versions))
-    used = []
+    ctx = Ctx(seq, check, pred, state, history=list(history), op_versions=list(op_versions),
+              checkpoints=list(checkpoints))
+    used: List[str] = []
+    missing, extra = _substitutions(ctx, missing, extra, used)
+    if not missing and not extra and used:
+        return "+".join(used), [], []
     for r in RULES:
         if r.explain is None or not r.applies(ctx):
             continue

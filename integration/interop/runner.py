@@ -195,6 +195,13 @@ class Matrix:
         t_write = time.time() - t0
         last = latest_version(path)
         times = self.commit_times(path, last)
+        self._checkpoints = []   # (version, engine): the last operation that reached that version wrote it
+        for f in os.listdir(os.path.join(path, "_delta_log")):
+            if ".checkpoint" in f and f[:20].isdigit():
+                v = int(f[:20])
+                ws = [o.writer for o, ov in zip(seq.ops, self._op_version) if ov == v]
+                if ws:
+                    self._checkpoints.append((v, ws[-1]))
         rng = random.Random(seed * 1000003 + 17)
         queries: List[Dict[str, Any]] = []
         versions = sorted(v for v in states if v <= last)
@@ -290,7 +297,7 @@ class Matrix:
         extra = [by_key_g[k] for k in (got_ms - exp_ms).elements()]
         history = [s for v2, s in self._states.items() if v2 < v]
         rule, left_m, left_e = rules.classify_diff(seq, c, pred, missing, extra, st, history,
-                                                   list(zip(seq.ops, self._op_version)))
+                                                   list(zip(seq.ops, self._op_version)), self._checkpoints)
         c.rule = rule or ""
         c.status = "known" if c.rule else "fail"
         c.detail = diff_text(missing, extra, st, pred)
