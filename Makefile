@@ -13,7 +13,7 @@ JAR_SOURCES := pom.xml $(shell find scala/src/main -type f)
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
 
-.PHONY: setup corpus jar jar-tested install demo test test-scala test-python test-integration-full bench peers preload-list clean
+.PHONY: setup corpus jar jar-tested install demo test test-scala test-python test-integration-full bench peers preload-list clean interop interop
 
 $(VENV)/.deps: python/requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,12 @@ test-integration-full: install
 
 clean:
 	rm -rf target target-* python/build python/*.egg-info python/deltalog/jars/*.jar
+
+# The random interop matrix (issue 25) with many seeds: writes integration/INTEROP.md and the
+# README's interop table. `make test` runs the same matrix with a few seeds and rewrites nothing.
+SEEDS ?= 200
+interop: install peers
+	TZ=UTC $(PY) -m integration.interop --seeds $(SEEDS) --report --command "make interop SEEDS=$(SEEDS)"
 
 # Side-by-side benchmarks (deltalog vs delta-rs and delta-spark); writes benchmarks/RESULTS.md,
 # benchmarks/results.json, benchmarks/connector-results.json and the PNG charts in benchmarks/charts/.
