@@ -292,3 +292,22 @@ def test_negative_zero_survives_parquet_pushdown(spark, tmp_path, sql_type):
             assert df.filter(cond).count() == 500, (table.name, cond)
         for cond in keep_none:
             assert df.filter(cond).count() == 0, (table.name, cond)
+
+
+def test_column_mapping_id_that_is_not_an_integer_is_a_typed_error(spark, tmp_path):
+    """A schema whose delta.columnMapping.id is a string (a buggy writer's) raises
+    DELTA_INVALID_COLUMN_MAPPING naming the column, not a ClassCastException."""
+    import json as _json
+    path = tmp_path / "badid"
+    (path / "_delta_log").mkdir(parents=True)
+    field = {"name": "x", "type": "long", "nullable": True,
+             "metadata": {"delta.columnMapping.id": "1", "delta.columnMapping.physicalName": "col-x"}}
+    lines = [{"protocol": {"minReaderVersion": 2, "minWriterVersion": 5}},
+             {"metaData": {"id": "t", "format": {"provider": "parquet", "options": {}},
+                           "schemaString": _json.dumps({"type": "struct", "fields": [field]}),
+                           "partitionColumns": [], "configuration": {"delta.columnMapping.mode": "id"},
+                           "createdTime": 0}}]
+    (path / "_delta_log" / f"{0:020d}.json").write_text("".join(_json.dumps(l) + "\n" for l in lines))
+    with pytest.raises(Exception, match="DELTA_INVALID_COLUMN_MAPPING") as e:
+        spark.read.format("deltalog").load(str(path)).collect()
+    assert "ClassCastException" not in str(e.value)[:300]

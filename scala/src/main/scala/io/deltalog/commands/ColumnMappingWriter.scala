@@ -50,7 +50,7 @@ private[deltalog] object ColumnMappingWriter {
 
   private def maxIdIn(dt: DataType): Long = dt match {
     case s: StructType => s.fields.map { f =>
-      val own = if (f.metadata.contains(IdKey)) f.metadata.getLong(IdKey) else 0L
+      val own = io.deltalog.schema.ColumnMapping.columnId(f).getOrElse(0L)
       math.max(own, maxIdIn(f.dataType))
     }.foldLeft(0L)(math.max)
     case a: ArrayType => maxIdIn(a.elementType)
@@ -68,7 +68,7 @@ private[deltalog] object ColumnMappingWriter {
   def physicalSchema(schema: StructType, mapped: Boolean): StructType = {
     def field(f: StructField): StructField = {
       val md = if (mapped && f.metadata.contains(IdKey)) {
-        new MetadataBuilder().putLong(ParquetFieldIdKey, f.metadata.getLong(IdKey)).build()
+        new MetadataBuilder().putLong(ParquetFieldIdKey, io.deltalog.schema.ColumnMapping.columnId(f).get).build()
       } else Metadata.empty
       StructField(if (mapped) physicalName(f) else f.name, dataType(f.dataType), f.nullable, md)
     }

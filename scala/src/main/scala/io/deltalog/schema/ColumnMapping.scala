@@ -67,8 +67,20 @@ object ColumnMapping {
     configuration.get(ModeKey).flatMap(fromName).getOrElse(NoMapping)
 
   /** Column id of `field` (`delta.columnMapping.id`), if present. */
-  def fieldId(field: StructField): Option[Int] =
-    if (field.metadata.contains(IdKey)) Some(field.metadata.getLong(IdKey).toInt) else None
+  def fieldId(field: StructField): Option[Int] = columnId(field).map(_.toInt)
+
+  /**
+   * `delta.columnMapping.id` of `field` as the protocol writes it (an integer), if present.
+   *
+   * @throws ColumnMappingException when it is present but not an integer (e.g. the string "1")
+   */
+  def columnId(field: StructField): Option[Long] =
+    if (!field.metadata.contains(IdKey)) None
+    else try Some(field.metadata.getLong(IdKey)) catch {
+      case _: ClassCastException => throw new ColumnMappingException(null,
+        s"column '${field.name}' has a $IdKey that is not an integer (${field.metadata.json}); the schema " +
+          "was written by a writer that breaks the protocol")
+    }
 
   /**
    * Physical name of `field`: its display name in mode `none`, else `delta.columnMapping.physicalName`.
