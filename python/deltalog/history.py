@@ -158,23 +158,14 @@ def _starts_with_ict(commit: str) -> bool:
 
 def commit_info_of(file: str, table: str = "") -> Optional[Dict[str, Any]]:
     """The ``commitInfo`` of one commit file (usually its first line; None when it has none)."""
-    try:
-        with open(file, "rb") as f:
-            for number, raw in enumerate(f, start=1):
-                if not raw.strip():
-                    continue
-                obj = _parse_line(raw, file, number)
-                if obj is None:
-                    continue
-                body = obj.get("commitInfo")
-                if isinstance(body, dict):
-                    return body
-    except FileNotFoundError as e:
+    if not os.path.exists(file):
         raise TableNotFoundError("DELTA_TABLE_NOT_FOUND",
-                                 f"{table or file} is not a Delta table: commit file {file} is gone ({e}). "
-                                 f"Check the path, or create the table first.") from None
-    except OSError as e:
-        raise CorruptLogFileError("DELTA_CORRUPT_LOG_FILE", f"{file} cannot be read: {e}") from None
+                                 f"{table or file} is not a Delta table: commit file {file} is gone. "
+                                 f"Check the path, or create the table first.")
+    for _, obj in _read_commit(file):
+        body = obj.get("commitInfo")
+        if isinstance(body, dict):
+            return body
     return None
 
 

@@ -23,26 +23,11 @@ import pyarrow.parquet as pq
 import deltalake  # a test dependency (python/requirements-dev.txt): fail, never skip, without it
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DELTA_VERSION = "4.4.0"
-DELTA_SPARK_COORDS = f"io.delta:delta-spark_4.2_2.13:{DELTA_VERSION}"
+sys.path.insert(0, str(REPO_ROOT / "integration"))
+from peers import delta_spark_jars  # noqa: E402  (one resolution of delta-spark's jars)
 ROW_ID_KEY = "delta.rowTracking.materializedRowIdColumnName"
 COMMIT_VERSION_KEY = "delta.rowTracking.materializedRowCommitVersionColumnName"
 UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-
-
-def delta_spark_jars() -> list[str]:
-    """delta-spark's jars from the local Maven repository, fetched as ``make peers`` does if absent."""
-    m2 = Path(os.path.expanduser("~/.m2/repository/io/delta"))
-    jars = [m2 / f"delta-spark_4.2_2.13/{DELTA_VERSION}/delta-spark_4.2_2.13-{DELTA_VERSION}.jar",
-            m2 / f"delta-storage/{DELTA_VERSION}/delta-storage-{DELTA_VERSION}.jar",
-            m2 / f"delta-kernel-api/{DELTA_VERSION}/delta-kernel-api-{DELTA_VERSION}.jar",
-            m2 / f"delta-kernel-defaults/{DELTA_VERSION}/delta-kernel-defaults-{DELTA_VERSION}.jar"]
-    if not all(j.exists() for j in jars):
-        subprocess.run(["mvn", "-B", "-ntp", "-q", "dependency:get", f"-Dartifact={DELTA_SPARK_COORDS}",
-                        "-Dtransitive=true"], cwd=REPO_ROOT, check=True, timeout=900)
-    missing = [str(j) for j in jars if not j.exists()]
-    assert not missing, f"delta-spark jars missing after mvn dependency:get: {missing}"
-    return [str(j) for j in jars]
 
 
 # The delta-spark process: DML through SQL on delta.`path`, results as one JSON line on stdout.
