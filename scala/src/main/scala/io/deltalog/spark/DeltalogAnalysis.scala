@@ -6,10 +6,10 @@ import scala.util.control.NonFatal
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.analysis.EliminateSubqueryAliases
+import org.apache.spark.sql.catalyst.analysis.{EliminateSubqueryAliases, ResolvedTable}
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
 import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, LogicalPlan, MergeIntoTable,
-  OverwritePartitionsDynamic, UpdateTable}
+  OverwritePartitionsDynamic, ShowCreateTable, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.{InsertIntoHadoopFsRelationCommand, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
@@ -28,10 +28,13 @@ class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
     case d: DeleteFromTable if isDeltalog(d.table) => throw DeltalogAnalysis.notYet("DELETE", d.table)
     case u: UpdateTable if isDeltalog(u.table) => throw DeltalogAnalysis.notYet("UPDATE", u.table)
     case m: MergeIntoTable if isDeltalog(m.targetTable) => throw DeltalogAnalysis.notYet("MERGE", m.targetTable)
+    case ShowCreateTable(ResolvedTable(_, _, t: DeltalogTable, _), _, output) => ShowCreateTableCommand(t, output)
     // Spark plans a dynamic partition overwrite only for tables with a V2 batch write.
     case o @ OverwritePartitionsDynamic(DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _), query, options, _, _, _)
         if o.resolved =>
       WriteIntoDeltalogCommand(t, query, options + (WriteOptions.PartitionOverwriteMode -> "dynamic"))
+    case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) if DeltalogAnalysis.readsChangeFeed(r) =>
+      DeltalogAnalysis.changeFeed(session, t, r)
     case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => DeltalogAnalysis.relation(session, t, r.output)
   }
 
@@ -53,6 +56,22 @@ object DeltalogAnalysis {
       }
     }
     LogicalRelation(rel, attrs, t.catalogTable, isStreaming = false, stream = None)
+  }
+
+  /** `spark.read.option("readChangeFeed", "true").table(t)`: the read asks for the change data feed. */
+  def readsChangeFeed(r: DataSourceV2Relation): Boolean =
+    r.options != null && Option(r.options.get(DeltalogReader.ReadChangeFeed)).exists(_.trim.equalsIgnoreCase("true"))
+
+  /** The change-feed relation of `t` with the read's options (`startingVersion`, `endingTimestamp`, ...). */
+  def changeFeed(session: SparkSession, t: DeltalogTable, r: DataSourceV2Relation): LogicalRelation = {
+    t.timeTravel.foreach { tt =>
+      throw new io.deltalog.spark.read.InvalidReadOptionException(t.name(), s"readChangeFeed cannot be combined " +
+        s"with time travel (${tt.source}); give the range with startingVersion / endingVersion instead")
+    }
+    import scala.jdk.CollectionConverters._
+    val options = org.apache.spark.sql.catalyst.util.CaseInsensitiveMap(r.options.asCaseSensitiveMap().asScala.toMap)
+    LogicalRelation(io.deltalog.spark.read.ChangeFeedReader.createRelation(session, t.path, options,
+      DeltalogReader.hadoopConf(session, t.options)))
   }
 
   private def notYet(statement: String, target: LogicalPlan): InvalidWriteException = {

@@ -17,7 +17,7 @@ import org.apache.spark.sql.deltalog.SparkCatalogInternals
 
 import io.deltalog.commands.InvalidWriteException
 import io.deltalog.log.DeltaLog
-import io.deltalog.spark.read.{DeltalogReader, TimeTravelSpec}
+import io.deltalog.spark.read.{DeltalogReader, TimeTravel, TimeTravelSpec}
 
 /**
  * The catalog set as `spark.sql.catalog.spark_catalog`. Tables of other providers go to Spark's
@@ -62,7 +62,27 @@ class DeltalogCatalog extends DelegatingCatalogExtension with StagingTableCatalo
     load(ident, Some(TimeTravelSpec(None, Some(ms), s"TIMESTAMP AS OF ${java.time.Instant.ofEpochMilli(ms)}")))
   }
 
-  private def load(ident: Identifier, timeTravel: Option[TimeTravelSpec]): Table = {
+  private def load(ident: Identifier, timeTravel: Option[TimeTravelSpec]): Table =
+    try loadAsNamed(ident, timeTravel)
+    catch {
+      case e: NoSuchTableException =>
+        // `t@v5`, `t@20240131120000000`, ``deltalog.`/path@v5` ``: the table named without the suffix, at that version.
+        val (base, fromName) = TimeTravel.resolve(ident.name(), Map.empty, java.time.ZoneOffset.UTC)
+        fromName match {
+          case None => throw e
+          case Some(spec) =>
+            timeTravel.foreach { tt =>
+              throw new InvalidWriteException("DELTA_INVALID_TIME_TRAVEL_SPEC", ident.toString,
+                s"time travel is given twice (${spec.source} in the name and ${tt.source}); give only one.")
+            }
+            loadAsNamed(Identifier.of(ident.namespace(), base), Some(spec)) match {
+              case t: DeltalogTable => t
+              case _ => throw e
+            }
+        }
+    }
+
+  private def loadAsNamed(ident: Identifier, timeTravel: Option[TimeTravelSpec]): Table = {
     pathTable(ident, timeTravel).getOrElse {
       val t = super.loadTable(ident)
       deltalogEntry(t) match {

@@ -6,7 +6,7 @@ import java.util.OptionalLong
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
-import org.apache.spark.sql.catalyst.catalog.CatalogTable
+import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, Table, TableCapability, TableCatalog,
   TruncatableTable}
@@ -81,7 +81,10 @@ class DeltalogTable(
       TableCatalog.PROP_PROVIDER -> DeltalogTable.Provider,
       TableCatalog.PROP_LOCATION -> path) ++
       m.description.map(TableCatalog.PROP_COMMENT -> _) ++
-      catalogTable.map(t => TableCatalog.PROP_TABLE_TYPE -> t.tableType.name)
+      catalogTable.map { t =>
+        if (t.tableType == CatalogTableType.EXTERNAL) TableCatalog.PROP_EXTERNAL -> "true"
+        else TableCatalog.PROP_IS_MANAGED_LOCATION -> "true"
+      } ++ DeltalogTable.protocolProperties(snapshot.protocol)
     props.asJava
   }
 
@@ -154,6 +157,17 @@ object DeltalogTable {
   val Capabilities: util.Set[TableCapability] = util.EnumSet.of(
     TableCapability.V1_BATCH_WRITE, TableCapability.OVERWRITE_BY_FILTER, TableCapability.TRUNCATE,
     TableCapability.OVERWRITE_DYNAMIC)
+
+  /**
+   * The protocol as delta-spark shows it among a table's properties (SHOW TBLPROPERTIES, DESCRIBE
+   * EXTENDED): `delta.minReaderVersion`, `delta.minWriterVersion` and, with table features,
+   * `delta.feature.<name> = supported` for every listed feature.
+   */
+  def protocolProperties(p: Protocol): Map[String, String] =
+    Map(Protocol.MIN_READER_VERSION_PROP -> p.minReaderVersion.toString,
+      Protocol.MIN_WRITER_VERSION_PROP -> p.minWriterVersion.toString) ++
+      (if (!p.supportsWriterFeatures) Nil
+       else p.readerAndWriterFeatureNames.map(f => (Protocol.FEATURE_PROP_PREFIX + f) -> Protocol.FEATURE_PROP_SUPPORTED))
 
   def isDeltalogProvider(provider: String): Boolean =
     provider != null && (provider.equalsIgnoreCase(Provider) ||
