@@ -56,7 +56,7 @@ HISTORY_COLUMNS = ("version", "timestamp", "userId", "userName", "operation", "o
 #: delta-spark's ``DESCRIBE DETAIL`` columns, in its order.
 DETAIL_COLUMNS = ("format", "id", "name", "description", "location", "createdAt", "lastModified",
                   "partitionColumns", "clusteringColumns", "numFiles", "sizeInBytes", "properties",
-                  "minReaderVersion", "minWriterVersion", "tableFeatures")
+                  "minReaderVersion", "minWriterVersion", "tableFeatures", "statistics")
 _JOB_FIELDS = ("jobId", "jobName", "jobRunId", "runId", "jobOwnerId", "triggerType")
 _NOTEBOOK_FIELDS = ("notebookId",)
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
@@ -247,7 +247,7 @@ def table_detail(path: "str | os.PathLike[str]") -> Dict[str, Any]:
     """The ``DESCRIBE DETAIL`` row of the table's latest version: :data:`DETAIL_COLUMNS` in order,
     ``createdAt`` / ``lastModified`` in ms since the epoch (``createdAt`` None when unknown)."""
     seg = _latest_segment(path)
-    live: Dict[str, int] = {}
+    live: Dict[str, Tuple[int, Optional[int]]] = {}
     domains: Dict[str, Dict[str, Any]] = {}
     if seg.checkpoint is not None:
         _replay_checkpoint(seg.log_dir, seg.checkpoint, live, domains)
@@ -263,8 +263,7 @@ def table_detail(path: "str | os.PathLike[str]") -> Dict[str, Any]:
                     raise ActionParseError(file, number, f"{name}.path", "missing or not a string")
                 k = _file_key(body)
                 if name == "add":
-                    size = body.get("size")
-                    live[k] = size if isinstance(size, int) and not isinstance(size, bool) else 0
+                    live[k] = _live_entry(body)
                 else:
                     live.pop(k, None)
             elif name == "domainMetadata" and isinstance(body, dict) and isinstance(body.get("domain"), str):
@@ -300,12 +299,23 @@ def table_detail(path: "str | os.PathLike[str]") -> Dict[str, Any]:
         "partitionColumns": list(metadata.partitionColumns or []),
         "clusteringColumns": _clustering_columns(domains.get("delta.clustering")),
         "numFiles": len(live),
-        "sizeInBytes": sum(live.values()),
+        "sizeInBytes": sum(size for size, _ in live.values()),
         "properties": dict(metadata.configuration or {}),
         "minReaderVersion": protocol.minReaderVersion,
         "minWriterVersion": protocol.minWriterVersion,
         "tableFeatures": feature_names(protocol),
+        "statistics": {"numDeletionVectors": sum(1 for _, dv in live.values() if dv is not None),
+                       "numRowsDeletedByDeletionVectors": sum(dv or 0 for _, dv in live.values())},
     }
+
+
+def _live_entry(add: Dict[str, Any]) -> Tuple[int, Optional[int]]:
+    """(size, deletion-vector cardinality or None) of a live file's add action."""
+    size = add.get("size")
+    dv = add.get("deletionVector")
+    card = dv.get("cardinality") if isinstance(dv, dict) else None
+    return (size if isinstance(size, int) and not isinstance(size, bool) else 0,
+            (card if isinstance(card, int) and not isinstance(card, bool) else 0) if isinstance(dv, dict) else None)
 
 
 def _snapshot_timestamp(seg: Any, metadata: Metadata, latest_info: Optional[Dict[str, Any]]) -> int:
@@ -392,16 +402,16 @@ def _file_key(body: Dict[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------------------- checkpoints
-def _replay_checkpoint(log_dir: str, cp: _Checkpoint, live: Dict[str, int], domains: Dict[str, Dict[str, Any]]) -> None:
-    """The live files (key -> size) and domains of a checkpoint; sidecars are followed."""
+def _replay_checkpoint(log_dir: str, cp: _Checkpoint, live: Dict[str, Tuple[int, Optional[int]]],
+                       domains: Dict[str, Dict[str, Any]]) -> None:
+    """The live files (key -> (size, DV cardinality)) and domains of a checkpoint; sidecars are followed."""
     sidecars: List[str] = []
     for file in cp.files:
         if file.endswith(".json"):
             for _, action in _read_commit(file):
                 name, body = next(iter(action.items()))
                 if name == "add" and isinstance(body, dict) and isinstance(body.get("path"), str):
-                    size = body.get("size")
-                    live[_file_key(body)] = size if isinstance(size, int) and not isinstance(size, bool) else 0
+                    live[_file_key(body)] = _live_entry(body)
                 elif name == "domainMetadata" and isinstance(body, dict) and isinstance(body.get("domain"), str):
                     if body.get("removed") is not True:
                         domains[body["domain"]] = body
@@ -424,7 +434,7 @@ def _sidecar_file(log_dir: str, path: str) -> str:
     return os.path.join(log_dir, "_sidecars", raw)
 
 
-def _parquet_checkpoint_part(file: str, live: Dict[str, int], domains: Dict[str, Dict[str, Any]],
+def _parquet_checkpoint_part(file: str, live: Dict[str, Tuple[int, Optional[int]]], domains: Dict[str, Dict[str, Any]],
                              top_level: bool) -> List[str]:
     """Reads the add (path, size, deletion vector id), domainMetadata and sidecar columns of one
     Parquet checkpoint file or sidecar; returns the sidecar paths it names."""
@@ -441,7 +451,7 @@ def _parquet_checkpoint_part(file: str, live: Dict[str, int], domains: Dict[str,
             dv_type = add_fields.get("deletionVector")
             if isinstance(dv_type, pa.StructType):
                 dv_names = {dv_type.field(i).name for i in range(dv_type.num_fields)}
-                cols += [f"add.deletionVector.{c}" for c in ("storageType", "pathOrInlineDv", "offset")
+                cols += [f"add.deletionVector.{c}" for c in ("storageType", "pathOrInlineDv", "offset", "cardinality")
                          if c in dv_names]
         if top_level:
             cols += [c for c in ("domainMetadata", "sidecar") if c in schema.names]
@@ -457,8 +467,7 @@ def _parquet_checkpoint_part(file: str, live: Dict[str, int], domains: Dict[str,
     for row in rows:
         add = row.get("add")
         if isinstance(add, dict) and isinstance(add.get("path"), str):
-            size = add.get("size")
-            live[_file_key(add)] = size if isinstance(size, int) else 0
+            live[_file_key(add)] = _live_entry(add)
         d = row.get("domainMetadata")
         if isinstance(d, dict) and isinstance(d.get("domain"), str) and d.get("removed") is not True:
             domains[d["domain"]] = d

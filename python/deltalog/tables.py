@@ -249,7 +249,8 @@ class DeltaTable:
     def detail(self) -> Any:
         """One row with delta-spark's ``DESCRIBE DETAIL`` columns (format, id, name, description,
         location, createdAt, lastModified, partitionColumns, clusteringColumns, numFiles, sizeInBytes,
-        properties, minReaderVersion, minWriterVersion, tableFeatures) for this object's version::
+        properties, minReaderVersion, minWriterVersion, tableFeatures), then ``statistics``
+        (``numDeletionVectors``, ``numRowsDeletedByDeletionVectors``) for this object's version::
 
             DeltaTable.forPath(spark, "/data/events").detail().select("numFiles", "sizeInBytes").show()
         """

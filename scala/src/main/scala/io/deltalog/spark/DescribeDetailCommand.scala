@@ -27,7 +27,11 @@ case class DescribeDetailCommand(target: TableTarget) extends LeafRunnableComman
 }
 
 object DescribeDetailCommand {
-  /** delta-spark 4.4's `DESCRIBE DETAIL` columns, in its order. */
+  /**
+   * delta-spark 4.4's `DESCRIBE DETAIL` columns, in its order, then `statistics` (the table-level
+   * statistics Delta's documentation lists: `numDeletionVectors`, `numRowsDeletedByDeletionVectors`;
+   * delta-spark 4.4 does not fill this column).
+   */
   val schema: StructType = StructType(Seq(
     StructField("format", StringType), StructField("id", StringType), StructField("name", StringType),
     StructField("description", StringType), StructField("location", StringType),
@@ -36,7 +40,8 @@ object DescribeDetailCommand {
     StructField("numFiles", LongType), StructField("sizeInBytes", LongType),
     StructField("properties", MapType(StringType, StringType)),
     StructField("minReaderVersion", IntegerType), StructField("minWriterVersion", IntegerType),
-    StructField("tableFeatures", ArrayType(StringType))))
+    StructField("tableFeatures", ArrayType(StringType)),
+    StructField("statistics", MapType(StringType, LongType))))
 
   /** The row of `snapshot`; `name` is the catalog name (None for a path). */
   def row(snapshot: Snapshot, name: Option[String]): Row = {
@@ -45,7 +50,14 @@ object DescribeDetailCommand {
     Row("delta", m.id, name.orNull, m.description.orNull, snapshot.deltaLog.tablePath.toString,
       m.createdTime.map(new Timestamp(_)).orNull, new Timestamp(snapshot.timestamp), m.partitionColumns,
       clusteringColumns(snapshot), snapshot.numFiles, snapshot.sizeInBytes, m.configuration,
-      p.minReaderVersion, p.minWriterVersion, DescribeProtocolCommand.featureNames(p).sorted)
+      p.minReaderVersion, p.minWriterVersion, DescribeProtocolCommand.featureNames(p).sorted, statistics(snapshot))
+  }
+
+  /** Live deletion vectors and the rows they delete (one pass over the live files). */
+  def statistics(snapshot: Snapshot): Map[String, Long] = {
+    var dvs, rows = 0L
+    snapshot.allFiles.foreach(a => a.deletionVector.foreach { dv => dvs += 1; rows += dv.cardinality })
+    Map("numDeletionVectors" -> dvs, "numRowsDeletedByDeletionVectors" -> rows)
   }
 
   /** Liquid clustering columns from the `delta.clustering` domain (dotted names), else none. */
