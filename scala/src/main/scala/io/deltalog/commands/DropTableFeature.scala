@@ -2,7 +2,7 @@ package io.deltalog.commands
 
 import java.util.Locale
 
-import io.deltalog.exceptions.TableFeatureException
+import io.deltalog.exceptions.{DropFeatureConflictException, TableFeatureException}
 import io.deltalog.log.{DeltaLog, IntervalProperty, Snapshot}
 import io.deltalog.protocol.{ClientCapabilities, Protocol, TableFeature}
 import io.deltalog.txn.{Clock, Operation, OptimisticTransaction, ProtocolDowngrade}
@@ -68,10 +68,9 @@ final class DropTableFeature(
       v
     } else {
       val retentionMs = truncateRetentionMs(log.update())
-      if (changed) {
-        checkpointAt(emptyCommit())
-        throw waitForRetention(feature, retentionMs)
-      }
+      // Every run ends the cleaned-up history with a checkpoint of a version without the feature.
+      checkpointAt(emptyCommit())
+      if (changed) throw waitForRetention(feature, retentionMs)
       val kept = HistoryTruncation.truncate(log, HistoryTruncation.cutoff(clock.nowMillis(), retentionMs))
       historyUse(remover, kept).foreach { v =>
         throw new TableFeatureException("DELTA_FEATURE_DROP_HISTORICAL_VERSIONS_EXIST",
@@ -81,7 +80,9 @@ final class DropTableFeature(
             s"${feature.name} TRUNCATE HISTORY again (or drop it without TRUNCATE HISTORY, which keeps the " +
             "history and protects it with checkpointProtection).")
       }
-      downgrade(feature, remover, protect = false)
+      val v = downgrade(feature, remover, protect = false)
+      checkpointAt(v)
+      v
     }
   }
 
@@ -147,10 +148,9 @@ final class DropTableFeature(
   private def downgrade(feature: TableFeature, remover: FeatureRemover, protect: Boolean): Long = {
     val txn = OptimisticTransaction.start(log, clock)
     val snapshot = txn.snapshot
+    // A commit between the pre-downgrade and now may have used the feature again.
     invalidAt(remover, snapshot).foreach { why =>
-      throw new TableFeatureException("DELTA_FEATURE_DROP_CONFLICT_REVALIDATION_FAIL",
-        s"Cannot drop ${feature.name} from table $table: a concurrent transaction changed the table while its " +
-          s"traces were removed ($why at version ${snapshot.version}). Run the command again.")
+      throw new DropFeatureConflictException(table, snapshot.version, feature.name, why)
     }
     var p = Protocol.dropFeatureSupport(snapshot.protocol, feature.name)
     if (protect) p = Protocol.addFeatureSupport(p, TableFeature.CheckpointProtection.name).normalized

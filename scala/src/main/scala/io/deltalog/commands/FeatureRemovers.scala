@@ -164,9 +164,8 @@ private[deltalog] object FeatureRemovers {
       if (!isV2(m.configuration)) return false
       val props = Map(PolicyKey -> "classic")
       txn.updateMetadata(m.copy(configuration = m.configuration ++ props))
-      val v = txn.commit(Nil, Operation.setTableProperties(props))
-      // A classic checkpoint, so that readers without v2 checkpoints find one at the latest version.
-      log.checkpoint(log.snapshotAt(v))
+      // The next checkpoints (the barrier's) are classic; delta-spark 4.4 writes none here.
+      txn.commit(Nil, Operation.setTableProperties(props))
       true
     }
 
@@ -187,12 +186,21 @@ private[deltalog] object FeatureRemovers {
       "delta.inCommitTimestampEnablementTimestamp")
     def feature: TableFeature = TableFeature.InCommitTimestamp
 
-    override def preDowngrade(log: DeltaLog, table: String): Boolean = unsetProperties(log, Keys)
+    /**
+     * As delta-spark 4.4: `delta.enableInCommitTimestamps` is set to false (not removed) and the
+     * enablement version / timestamp are removed, recorded as `UNSET TBLPROPERTIES` of the first.
+     */
+    override def preDowngrade(log: DeltaLog, table: String): Boolean = {
+      val txn = OptimisticTransaction.start(log)
+      val m = txn.metadata
+      if (!isTrue(m.configuration, Keys.head) && !Keys.tail.exists(m.configuration.contains)) return false
+      txn.updateMetadata(m.copy(configuration = m.configuration -- Keys.tail + (Keys.head -> "false")))
+      txn.commit(Nil, Operation.unsetTableProperties(Seq(Keys.head), ifExists = true))
+      true
+    }
 
     def traces(snapshot: Snapshot): Option[String] =
       if (isTrue(snapshot.metadata.configuration, Keys.head)) Some(s"${Keys.head} is true") else None
-
-    override def propertiesRemovedAtDowngrade(conf: Map[String, String]): Set[String] = Keys.toSet
   }
 
   // ------------------------------------------------------------------------------ domainMetadata

@@ -7,18 +7,18 @@ import io.deltalog.log.{CommitReader, DeltaLog, FileNames, LogFile}
 
 /**
  * Metadata cleanup for `DROP FEATURE ... TRUNCATE HISTORY` (digest §4.5 with the drop's own
- * retention, `delta.dropFeatureTruncateHistory.retentionDuration`, at minute granularity): the
+ * retention, `delta.dropFeatureTruncateHistory.retentionDuration`): the
  * newest complete checkpoint at or before the newest commit older than the cut-off is kept with
  * its commit and everything after; every older commit, checkpoint, checksum and compaction is
  * deleted, oldest first (readers tolerate a log whose oldest files are missing).
  */
 private[deltalog] object HistoryTruncation {
 
-  /** Cut-off of a truncation at `nowMs`: `nowMs - retentionMs`, rounded down to the minute. */
-  def cutoff(nowMs: Long, retentionMs: Long): Long = {
-    val t = nowMs - retentionMs
-    t - Math.floorMod(t, 60000L)
-  }
+  /**
+   * Cut-off of a truncation at `nowMs`: `nowMs - retentionMs` (not rounded: with a zero retention
+   * delta-spark 4.4 keeps only the checkpoint it has just written).
+   */
+  def cutoff(nowMs: Long, retentionMs: Long): Long = nowMs - retentionMs
 
   /** The log's recognised files, by kind. */
   private def listing(log: DeltaLog): Seq[(LogFile, FileStatus)] =
