@@ -258,7 +258,9 @@ def test_checkpoint_protection_needs_truncate_history(spark, tmp_path):
     with pytest.raises(DropFeatureWaitForRetentionError) as e:
         DeltaTable.forPath(spark, str(p)).dropFeatureSupport("checkpointProtection", truncateHistory=True)
     assert e.value.errorClass == "DELTA_FEATURE_DROP_CHECKPOINT_PROTECTION_WAIT_FOR_RETENTION_PERIOD"
-    assert versions(p)[-1] == v
+    # as delta-spark 4.4: the attempt ended the history with a checkpointed empty commit, nothing else
+    assert versions(p)[-1] == v + 1 and commit_info(p, v + 1)["operation"] == "Empty Commit"
+    assert DeltaTable.forPath(spark, str(p)).protocol().writerFeatures >= {"checkpointProtection"}
     # with a zero retention the history before the protected version is truncated, then dropped
     spark.sql(f"ALTER TABLE {sql_path(p)} SET TBLPROPERTIES "
               "('delta.dropFeatureTruncateHistory.retentionDuration' = 'interval 0 seconds')")
@@ -268,7 +270,9 @@ def test_checkpoint_protection_needs_truncate_history(spark, tmp_path):
     assert "delta.requireCheckpointProtectionBeforeVersion" not in one(p, last, "metaData")["configuration"]
     assert commit_info(p, last)["operationParameters"] == {"featureName": "checkpointProtection",
                                                            "truncateHistory": True}
-    assert min(versions(p)) == v  # the commits before the protected checkpoint are gone
+    # the history up to the attempt's own checkpointed empty commit is gone
+    assert min(versions(p)) == last - 1 and commit_info(p, last - 1)["operation"] == "Empty Commit"
+    assert checkpoints(p) == [last - 1]
     assert DeltaTable.forPath(spark, str(p)).toDF().count() == 0
 
 

@@ -198,6 +198,8 @@ final class DropTableFeature(
     val retentionMs = truncateRetentionMs(snapshot)
     val protectedBefore = snapshot.metadata.configuration.get(ProtocolDowngrade.RequireCheckpointProtectionBeforeVersionKey)
       .flatMap(_.trim.toLongOption).getOrElse(0L)
+    // As delta-spark 4.4, each attempt first ends the history with a checkpointed empty commit.
+    checkpointAt(emptyCommit())
     val kept = HistoryTruncation.truncate(log, HistoryTruncation.cutoff(clock.nowMillis(), retentionMs))
     if (kept < protectedBefore) {
       throw new TableFeatureException("DELTA_FEATURE_DROP_CHECKPOINT_PROTECTION_WAIT_FOR_RETENTION_PERIOD",
