@@ -53,6 +53,18 @@ class TableFeatureError(DeltalogError, ValueError):
     """Rules about table features were broken (unknown feature, bad status, drop refused...)."""
 
 
+class DropFeatureError(TableFeatureError):
+    """``ALTER TABLE ... DROP FEATURE`` / ``DeltaTable.dropFeatureSupport`` refused the drop: the name
+    is not a feature of the table's protocol, the feature cannot be dropped (or not by deltalog), or
+    the table still uses it (the message says what to do first). Nothing was dropped."""
+
+
+class DropFeatureWaitForRetentionError(DropFeatureError):
+    """``DROP FEATURE ... TRUNCATE HISTORY`` removed the feature's traces from the latest version, but
+    the table's history younger than ``delta.dropFeatureTruncateHistory.retentionDuration`` still uses
+    it: run the same command again once that history has expired."""
+
+
 class InvalidTablePropertyError(DeltalogError, ValueError):
     """A table property has a value of the wrong type or out of range."""
 
@@ -191,6 +203,11 @@ class MaxCommitAttemptsExceededException(ConcurrentWriteException):
     """The commit was retried ``deltalog.maxCommitAttempts`` times; concurrent writers kept winning."""
 
 
+class DropFeatureConflictException(DeltaConcurrentModificationException):
+    """The downgrade commit of ``DROP FEATURE`` lost to a concurrent commit that used the feature again
+    (``DELTA_FEATURE_DROP_CONFLICT_REVALIDATION_FAIL``); the feature was not dropped: run the drop again."""
+
+
 class InvalidCommitError(DeltalogError, ValueError):
     """A commit breaks a rule of the table or the protocol before it is written (partition values
     not matching the partition columns, duplicate txn app ids, ...). Nothing was written."""
@@ -285,6 +302,22 @@ ERROR_CLASSES.update({
     "DELTA_INVALID_READ_OPTION": InvalidReadOptionError,
     "DELTA_INVALID_COLUMN_MAPPING": ColumnMappingError,
     "DELTA_UNSUPPORTED_TYPE_CHANGE_FOR_READ": UnsupportedTypeChangeError,
+    # DROP FEATURE (delta-spark's error classes; DELTALOG_FEATURE_DROP_NEEDS_REWRITE is deltalog's own:
+    # the drop needs data files rewritten, which deltalog cannot do yet).
+    "DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE": DropFeatureError,
+    "DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT": DropFeatureError,
+    "DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE": DropFeatureError,
+    "DELTA_FEATURE_DROP_DEPENDENT_FEATURE": DropFeatureError,
+    "DELTA_FEATURE_DROP_FEATURE_IS_DELTA_PROPERTY": DropFeatureError,
+    "DELTA_FEATURE_DROP_HISTORY_TRUNCATION_NOT_ALLOWED": DropFeatureError,
+    "DELTA_FEATURE_CAN_ONLY_DROP_CHECKPOINT_PROTECTION_WITH_HISTORY_TRUNCATION": DropFeatureError,
+    "DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE": DropFeatureError,
+    "DELTALOG_FEATURE_DROP_NEEDS_REWRITE": DropFeatureError,
+    "DELTALOG_FEATURE_DROP_STILL_ENABLED": DropFeatureError,
+    "DELTA_FEATURE_DROP_WAIT_FOR_RETENTION_PERIOD": DropFeatureWaitForRetentionError,
+    "DELTA_FEATURE_DROP_HISTORICAL_VERSIONS_EXIST": DropFeatureWaitForRetentionError,
+    "DELTA_FEATURE_DROP_CHECKPOINT_PROTECTION_WAIT_FOR_RETENTION_PERIOD": DropFeatureWaitForRetentionError,
+    "DELTA_FEATURE_DROP_CONFLICT_REVALIDATION_FAIL": DropFeatureConflictException,
 })
 
 # JVM exception class -> Python class, for error classes not listed above (so that a new conflict
@@ -299,6 +332,7 @@ JVM_CLASS_FALLBACKS = (
     ("io.deltalog.exceptions.InvalidTablePropertyException", InvalidTablePropertyError),
     ("io.deltalog.exceptions.InvalidProtocolVersionException", InvalidProtocolVersionError),
     ("io.deltalog.expressions.PredicateEvaluationException", InvalidPredicateError),
+    ("io.deltalog.exceptions.DropFeatureConflictException", DropFeatureConflictException),
     ("io.deltalog.exceptions.ConcurrentWriteException", ConcurrentWriteException),
     ("io.deltalog.exceptions.DeltaConcurrentModificationException", DeltaConcurrentModificationException),
     ("io.deltalog.exceptions.InvalidCommitException", InvalidCommitError),

@@ -201,6 +201,43 @@ class DeltaTable:
         self._spark.sql(f"ALTER TABLE {self._sql_name()} SET TBLPROPERTIES "
                         f"('delta.feature.{featureName}' = 'supported')")
 
+    def dropFeatureSupport(self, featureName: str, truncateHistory: Optional[bool] = None) -> None:
+        """Drop table feature ``featureName`` from the table's protocol, as delta-spark's
+        ``dropFeatureSupport`` and ``ALTER TABLE ... DROP FEATURE <name> [TRUNCATE HISTORY]``.
+
+        The feature's traces are first removed from the latest version in separate commits (e.g. for
+        ``deletionVectors``: ``delta.enableDeletionVectors`` is unset). A writer-only feature (e.g.
+        ``checkConstraints``) is then dropped in one commit. A reader-writer feature (e.g.
+        ``deletionVectors``, ``v2Checkpoint``, ``vacuumProtocolCheck``) is by default dropped at once
+        with history protection: three checkpointed empty commits, then one commit that removes the
+        feature and adds ``checkpointProtection`` (older readers never replay the history that used
+        the feature), then a checkpoint. With ``truncateHistory=True`` the protocol keeps no
+        ``checkpointProtection``; instead the history younger than
+        ``delta.dropFeatureTruncateHistory.retentionDuration`` (24 hours) must not use the feature:
+        the first run removes the traces and raises ``DropFeatureWaitForRetentionError``; run it
+        again after that period (it truncates the older history, then drops the feature).
+
+        Raises ``DropFeatureError`` (a ``TableFeatureError``) when the drop is refused, with
+        delta-spark's error classes: ``DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE`` (unknown name,
+        or a feature deltalog cannot remove yet), ``DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT``,
+        ``DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE``, ``DELTA_CANNOT_DROP_CHECK_CONSTRAINT_FEATURE``...;
+        ``DropFeatureConflictException`` when a concurrent commit used the feature again. This
+        object keeps showing the version it was opened at: open the table again to see the new
+        protocol::
+
+            dt = DeltaTable.forPath(spark, "/data/events")
+            dt.dropFeatureSupport("deletionVectors")
+            DeltaTable.forPath(spark, "/data/events").protocol().simpleString
+            # '1,7,None,[appendOnly,checkpointProtection,invariants]'
+            dt.dropFeatureSupport("checkConstraints")        # after ALTER TABLE ... DROP CONSTRAINT
+        """
+        if not isinstance(featureName, str) or not featureName:
+            raise ValueError(f"featureName needs to be a non-empty string but got {featureName!r}")
+        if truncateHistory is not None and not isinstance(truncateHistory, bool):
+            raise ValueError(f"truncateHistory needs to be a boolean but got {type(truncateHistory).__name__}")
+        _call(api_class(self._spark, "TableApi").dropFeatureSupport, self._path, featureName,
+              bool(truncateHistory), self._name)
+
     # ------------------------------------------------------------------ builders
     @classmethod
     def create(cls, sparkSession: Optional[Any] = None) -> "DeltaTableBuilder":

@@ -61,6 +61,30 @@ object TableApi {
     new SnapshotHandle(log, snapshot)
   }
 
+  /**
+   * `ALTER TABLE ... DROP FEATURE` on the table at `path` (`DeltaTable.dropFeatureSupport`);
+   * `table` names it in messages (null: the path). Returns the downgrade commit's version.
+   */
+  def dropFeatureSupport(path: String, featureName: String, truncateHistory: Boolean, table: String): Long =
+    io.deltalog.commands.DropTableFeature.run(deltaLog(path), featureName, truncateHistory,
+      Option(table).getOrElse(path))
+
+  /**
+   * Test hook for the conflict handling of DROP FEATURE: [[dropFeatureSupport]], but after the
+   * downgrade transaction has read and validated the table and before it commits, `actionsNdjson`
+   * is committed by another transaction as operation `operationName` (e.g. a file with a deletion
+   * vector, or a property that enables the feature again).
+   */
+  def dropFeatureSupportWithConcurrentCommit(path: String, featureName: String, truncateHistory: Boolean,
+      actionsNdjson: String, operationName: String): Long = {
+    val drop = new io.deltalog.commands.DropTableFeature(deltaLog(path), featureName, truncateHistory, path)
+    drop.beforeDowngradeCommit = _ => {
+      val h = TxnApi.start(path)
+      h.commit(actionsNdjson, operationName, "{}", null)
+    }
+    drop.run()
+  }
+
   def clearCache(): Unit = synchronized {
     DeltaLog.clearCache()
     conf = null

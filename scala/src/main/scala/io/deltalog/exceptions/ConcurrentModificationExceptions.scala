@@ -135,3 +135,19 @@ class AppendOnlyTableException private (table: String, val file: String, verbati
   def this(table: String, file: String) = this(table, file, null)
   def this(message: String) = this(null, null, message)
 }
+
+/**
+ * The downgrade commit of DROP FEATURE lost to a concurrent commit after which the feature may no
+ * longer be dropped (the winner used the feature again, e.g. added a file with a deletion vector).
+ * Nothing was written by the downgrade; the table still supports the feature.
+ */
+class DropFeatureConflictException private (table: String, winningVersion: Long, val feature: String,
+    detail: String, verbatim: String)
+  extends DeltaConcurrentModificationException("DELTA_FEATURE_DROP_CONFLICT_REVALIDATION_FAIL", table,
+    winningVersion, messageOr(verbatim,
+      s"${winner(table, winningVersion)} modified the table so that feature '$feature' can no longer be " +
+        s"dropped: $detail. The feature was not dropped; run ALTER TABLE ... DROP FEATURE $feature again.")) {
+  def this(table: String, winningVersion: Long, feature: String, detail: String) =
+    this(table, winningVersion, feature, detail, null)
+  def this(message: String) = this(null, -1L, null, null, message)
+}

@@ -16,7 +16,8 @@ import io.deltalog.protocol.{Protocol, TableFeature}
 
 /**
  * deltalog's SQL parser: recognises `DESC[RIBE] PROTOCOL <table>`, `DESC[RIBE] HISTORY <table>
- * [LIMIT n]` and `DESC[RIBE] DETAIL <table>` and hands every other statement (and every other
+ * [LIMIT n]`, `DESC[RIBE] DETAIL <table>` and `ALTER TABLE <table> DROP FEATURE <name> [TRUNCATE
+ * HISTORY]` ([[DropFeatureCommand]]) and hands every other statement (and every other
  * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
@@ -46,8 +47,16 @@ object DeltalogSqlParser {
   private val Protocol = """(?is)^\s*desc(?:ribe)?\s+protocol\s+(.+?)\s*;?\s*$""".r
   private val History = """(?is)^\s*desc(?:ribe)?\s+history\s+(.+?)(?:\s+limit\s+(\d+))?\s*;?\s*$""".r
   private val Detail = """(?is)^\s*desc(?:ribe)?\s+detail\s+(.+?)\s*;?\s*$""".r
+  private val DropFeature =
+    """(?is)^\s*alter\s+table\s+(.+?)\s+drop\s+feature\s+(`(?:[^`]|``)+`|'[^']+'|"[^"]+"|[^\s;`'"]+)(\s+truncate\s+history)?\s*;?\s*$""".r
 
-  /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL), or None for any other statement. */
+  /** The feature name as written: an identifier, a back-quoted identifier or a string literal. */
+  private def featureName(text: String): String =
+    if (text.startsWith("`")) text.substring(1, text.length - 1).replace("``", "`")
+    else if (text.startsWith("'") || text.startsWith("\"")) text.substring(1, text.length - 1)
+    else text
+
+  /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL, DROP FEATURE), or None for any other statement. */
   def parse(sqlText: String, delegate: ParserInterface): Option[LogicalPlan] = sqlText match {
     case Protocol(target) =>
       val t = TableTarget.parse(target, delegate)
@@ -55,6 +64,8 @@ object DeltalogSqlParser {
     case History(target, limit) =>
       Some(DescribeHistoryCommand(TableTarget.parse(target, delegate), Option(limit).map(_.toInt)))
     case Detail(target) => Some(DescribeDetailCommand(TableTarget.parse(target, delegate)))
+    case DropFeature(target, name, truncate) =>
+      Some(DropFeatureCommand(TableTarget.parse(target, delegate), featureName(name), truncate != null))
     case _ => None
   }
 }

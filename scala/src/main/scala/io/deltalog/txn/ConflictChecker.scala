@@ -158,6 +158,12 @@ private[txn] final class ConflictChecker(
 
     // 10. Commit timestamp ordering.
     lastCommitTimestamp = Some(commitInfo.flatMap(_.inCommitTimestamp).getOrElse(winner.file.getModificationTime))
+
+    // 11. DROP FEATURE: the feature must still be droppable at the winner's version. (A winner that
+    // changed the protocol or the metadata already failed this transaction above: it writes both.)
+    txn.protocolDowngrade.foreach { d =>
+      d.revalidate(v).foreach(why => throw new DropFeatureConflictException(table, v, d.featureName, why))
+    }
   }
 }
 

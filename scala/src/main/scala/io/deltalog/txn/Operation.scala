@@ -10,13 +10,16 @@ import com.fasterxml.jackson.databind.ObjectMapper
  * @param parameters  values are JSON-encoded strings, as delta-spark writes them (`"[]"`, `"\"Append\""`)
  * @param changesData whether the operation changes data (decides the isolation level of commits
  *                    without data-changing file actions on WriteSerializable tables)
+ * @param jsonValuedParameters keys of `parameters` whose value is JSON text written as a JSON value
+ *                    (delta-spark writes some parameters as booleans, e.g. DROP FEATURE's `truncateHistory`)
  */
 final case class Operation(
     name: String,
     parameters: Map[String, String] = Map.empty,
     metrics: Map[String, String] = Map.empty,
     userMetadata: Option[String] = None,
-    changesData: Boolean = true) {
+    changesData: Boolean = true,
+    jsonValuedParameters: Set[String] = Set.empty) {
   def withMetrics(m: Map[String, String]): Operation = copy(metrics = m)
   def withUserMetadata(m: String): Operation = copy(userMetadata = Option(m))
 }
@@ -57,6 +60,17 @@ object Operation {
   def streamingUpdate(outputMode: String, queryId: String, epochId: Long): Operation =
     Operation("STREAMING UPDATE", Map("outputMode" -> outputMode, "queryId" -> queryId,
       "epochId" -> epochId.toString))
+
+  /** `DROP FEATURE` (the downgrade commit), with delta-spark's parameters (`truncateHistory` a JSON boolean). */
+  def dropFeature(featureName: String, truncateHistory: Boolean): Operation =
+    Operation("DROP FEATURE", Map("featureName" -> featureName, "truncateHistory" -> truncateHistory.toString),
+      changesData = false, jsonValuedParameters = Set("truncateHistory"))
+
+  /** A commit with no actions but its commitInfo (DROP FEATURE's barrier commits). */
+  def emptyCommit: Operation = Operation("Empty Commit", changesData = false)
+
+  /** DROP FEATURE deletionVectors: `remove` actions for deletion-vector files only tombstones still reference. */
+  def deletionVectorTombstones: Operation = Operation("Deletion Vector Tombstones", changesData = false)
 
   def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil): Operation =
     Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates), "zOrderBy" -> jsSeq(zOrderBy)),

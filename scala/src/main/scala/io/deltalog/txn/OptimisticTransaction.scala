@@ -58,6 +58,7 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
 
   private var newMetadata: Option[Metadata] = None
   private var newProtocol: Option[Protocol] = None
+  private var downgrade: Option[ProtocolDowngrade] = None
   private var isCreatingNewTable = isNewTableRead
   private var hasWritten = false
   @volatile private var _committed = false
@@ -225,6 +226,30 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     RowTracking.checkMaterializedColumnNames(m, table)
   }
 
+  // --------------------------------------------------------------------------------- DROP FEATURE
+
+  /**
+   * Makes this transaction the downgrade commit of DROP FEATURE: it writes `d.newProtocol`, which
+   * supports fewer features than the protocol read (every other commit must keep them all). The
+   * caller has checked that the table no longer uses the feature; a concurrent winner is checked
+   * again with `d.revalidate` ([[ConflictChecker]]). Call [[updateMetadata]] first when the
+   * metadata changes too (else the read metadata is written again, as delta-spark does); with `d.protectCheckpoints` the metadata gets
+   * `delta.requireCheckpointProtectionBeforeVersion` = the version written.
+   */
+  def downgradeProtocol(d: ProtocolDowngrade): Unit = {
+    assertion(!isNewTableRead, "Cannot drop a feature from a table that does not exist.")
+    assertion(!hasWritten, "Cannot change the protocol in a transaction that has already written data.")
+    assertion(downgrade.isEmpty, "Cannot drop more than one feature in a transaction.")
+    Protocol.checkCanWrite(d.newProtocol, ClientCapabilities.deltalog, table)
+    downgrade = Some(d)
+    newProtocol = Some(d.newProtocol)
+    // delta-spark writes the metadata in every downgrade commit (so that a concurrent metadata change conflicts).
+    if (newMetadata.isEmpty) newMetadata = Some(snapshot.metadata)
+  }
+
+  /** The DROP FEATURE downgrade this transaction commits, if any. */
+  def protocolDowngrade: Option[ProtocolDowngrade] = downgrade
+
   // --------------------------------------------------------------------------------- reads
 
   /** All live files; the transaction depends on the whole table. */
@@ -322,6 +347,10 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
       throw new InvalidCommitException("DELTA_MULTIPLE_PROTOCOL_ACTIONS", table,
         s"Table $table: a commit can contain at most one protocol action, found ${protocols.size}.")
     }
+    if (protocols.nonEmpty && downgrade.isDefined) {
+      throw new InvalidCommitException("DELTA_MULTIPLE_PROTOCOL_ACTIONS", table,
+        s"Table $table: a DROP FEATURE commit writes its own protocol; it cannot contain another protocol action.")
+    }
     protocols.headOption.foreach { p =>
       val base = if (isNewTableRead) newProtocol.getOrElse(p) else protocol
       val merged = newProtocol.map(_.merge(p)).getOrElse(if (isNewTableRead) p else base.merge(p))
@@ -340,6 +369,13 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     // The protocol must cover what the metadata enables.
     newMetadata.foreach { m =>
       Protocol.upgradeProtocolFromMetadataForExistingTable(m, protocol).foreach(p => newProtocol = Some(p))
+    }
+    downgrade.foreach { d =>
+      if (protocol != d.newProtocol) {
+        throw new TableFeatureException("DELTALOG_FEATURE_DROP_STILL_ENABLED",
+          s"Table $table: cannot drop feature '${d.featureName}': the table metadata still enables it " +
+            s"(the protocol would have to be ${protocol.simpleString}). Unset the property that enables it first.")
+      }
     }
     assignMaterializedRowTrackingColumnNames()
     newMetadata.foreach(verifyNewMetadata)
@@ -573,7 +609,10 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
       else Some(checker.lastCommitTimestamp.map(prev => math.max(commitTimestamp, prev + 1)).getOrElse(commitTimestamp))
 
     // ICT enabled by this commit on a table with history: stamp the enablement properties.
-    val metadataAction = prepared.metadataAction.map { m =>
+    // A fast DROP FEATURE protects the checkpoints before the version it is written at.
+    val metadataAction = prepared.metadataAction.map { m0 =>
+      val m = if (!downgrade.exists(_.protectCheckpoints)) m0 else m0.copy(configuration = m0.configuration +
+        (ProtocolDowngrade.RequireCheckpointProtectionBeforeVersionKey -> attemptVersion.toString))
       val wasEnabled = !isNewTableRead && IctConfig.fromProperties(checker.currentMetadata.configuration).enabled
       if (ict.isDefined && !wasEnabled && attemptVersion > 0) {
         m.copy(configuration = m.configuration ++ Map(
@@ -604,7 +643,7 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     ict.foreach(v => body.put("inCommitTimestamp", v))
     body.put("timestamp", timestamp)
     body.put("operation", op.name)
-    body.set[JsonNode]("operationParameters", mapNode(op.parameters))
+    body.set[JsonNode]("operationParameters", mapNode(op.parameters, op.jsonValuedParameters))
     if (readVersion >= 0 && attemptVersion > 0) body.put("readVersion", readVersion)
     body.put("isolationLevel", isolationLevel.name)
     body.put("isBlindAppend", isBlindAppend)
@@ -623,9 +662,13 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     CommitInfo(body)
   }
 
-  private def mapNode(m: Map[String, String]): ObjectNode = {
+  private def mapNode(m: Map[String, String], jsonValued: Set[String] = Set.empty): ObjectNode = {
     val o = JsonNodeFactory.instance.objectNode()
-    m.toSeq.foreach { case (k, v) => if (v == null) o.putNull(k) else o.put(k, v) }
+    m.toSeq.foreach { case (k, v) =>
+      if (v == null) o.putNull(k)
+      else if (jsonValued.contains(k)) o.set[JsonNode](k, Action.mapper.readTree(v))
+      else o.put(k, v)
+    }
     o
   }
 
