@@ -139,3 +139,26 @@ def test_add_columns_as_delta_spark_does(spark, tmp_path, delta_spark, mapping):
     assert got == want
     with pytest.raises(Exception, match="DELTA_UNSUPPORTED_ALTER_TABLE"):
         spark.sql(f"ALTER TABLE deltalog.`{ours}` ADD COLUMNS (n INT NOT NULL)")
+
+
+def _last_commit_info(path: Path) -> dict:
+    last = sorted((path / "_delta_log").glob("*.json"))[-1]
+    return next(json.loads(l)["commitInfo"] for l in last.read_text().splitlines() if l.startswith('{"commitInfo"'))
+
+
+def test_set_and_unset_tblproperties_commits_as_delta_spark(spark, tmp_path, delta_spark):
+    """The raw commitInfo of SET / UNSET TBLPROPERTIES: the same operation and parameters, with the same
+    JSON types (delta-spark writes UNSET's ifExists as a JSON boolean)."""
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    statements = ["CREATE TABLE {t} (id INT) USING {fmt}",
+                  "ALTER TABLE {t} SET TBLPROPERTIES ('a.b' = 'c', 'delta.appendOnly' = 'false')",
+                  "ALTER TABLE {t} UNSET TBLPROPERTIES IF EXISTS ('a.b', 'nope')",
+                  "ALTER TABLE {t} UNSET TBLPROPERTIES ('delta.appendOnly')"]
+    infos = []
+    for s in statements:
+        spark.sql(s.format(t=f"deltalog.`{ours}`", fmt="deltalog"))
+        delta_spark.run(f"spark.sql('''{s.format(t=f'delta.`{theirs}`', fmt='delta')}''')")
+        infos.append((_last_commit_info(ours), _last_commit_info(theirs)))
+    for mine, peer in infos[1:]:
+        assert mine["operation"] == peer["operation"]
+        assert mine["operationParameters"] == peer["operationParameters"], (mine, peer)

@@ -52,7 +52,7 @@ object Operation {
 
   def unsetTableProperties(keys: Seq[String], ifExists: Boolean): Operation =
     Operation("UNSET TBLPROPERTIES", Map("properties" -> jsSeq(keys), "ifExists" -> ifExists.toString),
-      changesData = false)
+      changesData = false, jsonValuedParameters = Set("ifExists"))
 
   def upgradeProtocol(newProtocolJson: String): Operation =
     Operation("UPGRADE PROTOCOL", Map("newProtocol" -> newProtocolJson), changesData = false)
