@@ -155,11 +155,30 @@ object AddConstraint {
       lexer.removeErrorListeners()
       lexer.getAllTokens.asScala
         .filter(t => t.getChannel == Token.DEFAULT_CHANNEL && t.getType != Token.EOF)
-        .map(_.getText).mkString(" ")
+        .flatMap(t => splitQuoted(t.getText)).mkString(" ")
     } catch { case NonFatal(_) => "" }
     val ok = spelled.nonEmpty &&
       (try { spark.sessionState.sqlParser.parseExpression(spelled); true } catch { case NonFatal(_) => false })
     if (ok) spelled else condition.trim
+  }
+
+  /**
+   * delta-spark's lexer reads a string literal with a doubled quote (`'it''s'`, one literal for
+   * Spark) as adjacent literals (`'it' 's'`, which Spark's parser concatenates).
+   */
+  private def splitQuoted(token: String): Seq[String] = {
+    val q = token.headOption.getOrElse(' ')
+    if (q != '\'' && q != '"') return Seq(token)
+    val parts = Seq.newBuilder[String]
+    var i = 0
+    while (i < token.length && token(i) == q) {
+      var j = i + 1
+      while (j < token.length && token(j) != q) j += (if (token(j) == '\\') 2 else 1)
+      if (j >= token.length) return Seq(token)
+      parts += token.substring(i, j + 1)
+      i = j + 1
+    }
+    if (i == token.length) parts.result() else Seq(token)
   }
 }
 
