@@ -43,9 +43,16 @@ case class AddConstraintCommand(table: DeltalogTable, name: String, condition: S
  * = the expression (operation `ADD CONSTRAINT`, parameters `name` and `expr`). The protocol gains
  * `checkConstraints` through the transaction's usual upgrade for what the metadata enables.
  *
- * The rows are counted on the transaction's own snapshot and the transaction records a read of the
- * whole table, so a concurrent commit that adds or removes files makes this commit fail with a
- * concurrent-modification error (the new rows were never validated) instead of being retried.
+ * Concurrency: the rows are counted on the transaction's own snapshot and the transaction records a
+ * read of the whole table. What [[io.deltalog.txn.ConflictChecker]] then does with a winning commit:
+ *  - one that adds files (even a blind append): ConcurrentAppendException, because a commit with a
+ *    metadata action keeps the table's isolation level (never downgraded to snapshot isolation) and
+ *    every added file matches the whole-table read. The new rows were never validated, so failing
+ *    (not retrying) is the only safe outcome; the user re-runs the statement;
+ *  - one that removes files (DELETE, OPTIMIZE, ...): ConcurrentDeleteReadException (whole table read);
+ *  - one that changes the metadata or the protocol: MetadataChangedException / ProtocolChangedException,
+ *    since this commit changes the metadata (and maybe the protocol) too;
+ *  - one with neither (e.g. only a SetTransaction or domain metadata of other domains): adopted.
  */
 object AddConstraint {
   val Prefix = "delta.constraints."

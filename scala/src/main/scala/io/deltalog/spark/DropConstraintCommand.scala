@@ -19,6 +19,8 @@ import io.deltalog.txn.{Operation, OptimisticTransaction}
  * constraint is an error (`DELTA_CONSTRAINT_DOES_NOT_EXIST`) unless IF EXISTS is given (or
  * [[DropConstraintCommand.AssumeIfExists]] is set), and then the commit is still made, with the
  * metadata unchanged. The protocol keeps `checkConstraints` (dropping a feature is its own statement).
+ * Nothing is read, so concurrent appends do not conflict; a concurrent metadata change does
+ * (MetadataChangedException: this commit has a metadata action too).
  */
 case class DropConstraintCommand(table: DeltalogTable, name: String, ifExists: Boolean) extends LeafRunnableCommand {
   override def run(spark: SparkSession): Seq[Row] = {
