@@ -8,8 +8,8 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.{EliminateSubqueryAliases, ResolvedTable}
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
-import org.apache.spark.sql.catalyst.plans.logical.{DeleteFromTable, LogicalPlan, MergeIntoTable,
-  OverwritePartitionsDynamic, ShowCreateTable, UpdateTable}
+import org.apache.spark.sql.catalyst.plans.logical.{AddCheckConstraint, DeleteFromTable, DropConstraint,
+  LogicalPlan, MergeIntoTable, OverwritePartitionsDynamic, ShowCreateTable, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.{InsertIntoHadoopFsRelationCommand, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
@@ -22,6 +22,8 @@ import io.deltalog.spark.read.DeltalogReader
  * `spark.table`, ``deltalog.`/path` ``) becomes the connector's file-source relation over the
  * table's snapshot, with the attributes the analyzer already gave the table's columns. Row-level
  * statements on deltalog tables are refused here until they are built, before anything runs.
+ * `ALTER TABLE ... ADD CONSTRAINT ... CHECK` / `DROP CONSTRAINT` become deltalog's commands (matched
+ * before the relation inside Spark's `AddCheckConstraint` is turned into a read).
  */
 class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
@@ -29,6 +31,10 @@ class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
     case u: UpdateTable if isDeltalog(u.table) => throw DeltalogAnalysis.notYet("UPDATE", u.table)
     case m: MergeIntoTable if isDeltalog(m.targetTable) => throw DeltalogAnalysis.notYet("MERGE", m.targetTable)
     case ShowCreateTable(ResolvedTable(_, _, t: DeltalogTable, _), _, output) => ShowCreateTableCommand(t, output)
+    case a: AddCheckConstraint if deltalogTable(a.child).isDefined =>
+      AddConstraint.command(deltalogTable(a.child).get, a.checkConstraint)
+    case DropConstraint(ResolvedTable(_, _, t: DeltalogTable, _), name, ifExists, _) =>
+      DropConstraintCommand(t, name, ifExists)
     // Spark plans a dynamic partition overwrite only for tables with a V2 batch write.
     case o @ OverwritePartitionsDynamic(DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _), query, options, _, _, _)
         if o.resolved =>
@@ -37,6 +43,10 @@ class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
       DeltalogAnalysis.changeFeed(session, t, r)
     case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => DeltalogAnalysis.relation(session, t, r.output)
   }
+
+  /** The deltalog table `p` reads (Spark's `AddCheckConstraint` holds a filter over the table). */
+  private def deltalogTable(p: LogicalPlan): Option[DeltalogTable] =
+    p.collectFirst { case DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => t }
 
   private def isDeltalog(p: LogicalPlan): Boolean = EliminateSubqueryAliases(p) match {
     case DataSourceV2Relation(_: DeltalogTable, _, _, _, _, _) => true

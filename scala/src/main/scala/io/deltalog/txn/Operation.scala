@@ -54,6 +54,15 @@ object Operation {
     Operation("UNSET TBLPROPERTIES", Map("properties" -> jsSeq(keys), "ifExists" -> ifExists.toString),
       changesData = false, jsonValuedParameters = Set("ifExists"))
 
+  /** `ADD CONSTRAINT`: the name as written, the expression text stored in `delta.constraints.<name>`. */
+  def addConstraint(name: String, expr: String): Operation =
+    Operation("ADD CONSTRAINT", Map("name" -> name, "expr" -> expr), changesData = false)
+
+  /** `DROP CONSTRAINT`: the name as written, whether it existed and, if so, its expression. */
+  def dropConstraint(name: String, expr: Option[String]): Operation =
+    Operation("DROP CONSTRAINT", Map("name" -> name, "existed" -> expr.isDefined.toString) ++
+      expr.map("expr" -> _), changesData = false)
+
   def upgradeProtocol(newProtocolJson: String): Operation =
     Operation("UPGRADE PROTOCOL", Map("newProtocol" -> newProtocolJson), changesData = false)
 
