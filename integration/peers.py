@@ -92,13 +92,14 @@ _WORKER = textwrap.dedent("""
 class SparkPeer:
     """One Spark process for ``engine`` ("deltalog" or "delta-spark"); see the module doc."""
 
-    def __init__(self, engine: str, timeout: float = 600.0):
+    def __init__(self, engine: str, timeout: float = 600.0, driver_memory: str = ""):
         assert engine in ("deltalog", "delta-spark"), engine
         self.engine = engine
         self.timeout = timeout
         jars = ",".join(delta_spark_jars()) if engine == "delta-spark" else deltalog_jar()
         env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-                   PYSPARK_SUBMIT_ARGS="pyspark-shell", TZ="UTC")
+                   PYSPARK_SUBMIT_ARGS=(f"--driver-memory {driver_memory} " if driver_memory else "") + "pyspark-shell",
+                   TZ="UTC")
         env.pop("SPARK_CONF_DIR", None)
         self._stderr: List[str] = []
         self.proc = subprocess.Popen([sys.executable, "-u", "-c", _WORKER, engine, jars, str(REPO)],
