@@ -555,7 +555,8 @@ class ClientCapabilities:
                            "variantShredding", "variantShredding-preview", "geospatial", "geospatial-dev",
                            "catalogManaged", "icebergCompatV1", "icebergCompatV2", "collations",
                            "collations-preview", "materializePartitionColumns"}
-        return ClientCapabilities(3, 7, frozenset(reader), frozenset(common))
+        # typeWidening: writers change a column type only by ALTER COLUMN TYPE (recorded in delta.typeChanges).
+        return ClientCapabilities(3, 7, frozenset(reader), frozenset(common | {"typeWidening"}))
 
 
 # -------------------------------------------------------------------- helpers (module level)

@@ -22,10 +22,11 @@ private[deltalog] object ColumnMappingWriter {
   def enabled(conf: Map[String, String]): Boolean = mode(conf) != "none"
 
   /**
-   * Gives every field without an id an id and a physical name; returns the schema and the new
-   * `maxColumnId`. Fields that already have them keep them.
+   * Gives every field without an id an id and a physical name (`col-<uuid>`, or with
+   * `keepNames` its current name, as when an existing table turns column mapping on); returns the
+   * schema and the new `maxColumnId`. Fields that already have them keep them.
    */
-  def assignIds(schema: StructType, conf: Map[String, String]): (StructType, Long) = {
+  def assignIds(schema: StructType, conf: Map[String, String], keepNames: Boolean = false): (StructType, Long) = {
     var maxId = math.max(conf.get(MaxIdKey).flatMap(_.trim.toLongOption).getOrElse(0L), maxIdIn(schema))
     def field(f: StructField): StructField = {
       val withId =
@@ -33,7 +34,7 @@ private[deltalog] object ColumnMappingWriter {
         else {
           maxId += 1
           val md = new MetadataBuilder().withMetadata(f.metadata).putLong(IdKey, maxId)
-            .putString(PhysicalNameKey, s"col-${UUID.randomUUID()}").build()
+            .putString(PhysicalNameKey, if (keepNames) f.name else s"col-${UUID.randomUUID()}").build()
           f.copy(metadata = md)
         }
       withId.copy(dataType = dataType(withId.dataType))

@@ -36,7 +36,9 @@ object ClientCapabilities {
       "variantType-preview", "variantShredding", "variantShredding-preview", "geospatial", "geospatial-dev",
       "catalogManaged", "icebergCompatV1", "icebergCompatV2", "collations", "collations-preview",
       "materializePartitionColumns"),
-    writerFeatures = readAndWrite)
+    // typeWidening: deltalog's writers never change a column type except ALTER TABLE ... ALTER COLUMN
+    // TYPE, which records the change in delta.typeChanges; older files are read up-cast.
+    writerFeatures = readAndWrite + "typeWidening")
 
   /**
    * `{"maxReaderVersion", "maxWriterVersion", "readerFeatures", "writerFeatures"}`; missing versions

@@ -8,7 +8,8 @@ import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.deltalog.commands.{ColumnMappingWriter, InvalidWriteException, WriteOptions}
 import io.deltalog.log.DeltaLog
-import io.deltalog.protocol.{ClientCapabilities, Protocol}
+import io.deltalog.actions.Metadata
+import io.deltalog.protocol.{ClientCapabilities, Protocol, TableFeature}
 import io.deltalog.spark.read.DeltalogReader
 import io.deltalog.txn.{Operation, OptimisticTransaction}
 
@@ -20,7 +21,10 @@ import io.deltalog.txn.{Operation, OptimisticTransaction}
  *  - SET LOCATION changes the entry only, to a location that holds a Delta table with the same
  *    schema (`DELTA_SET_LOCATION_SCHEMA_MISMATCH` otherwise); nothing is written to either table;
  *  - ADD COLUMNS (FIRST / AFTER, nested fields) is one metadata commit ([[AddColumns]]);
- *  - other changes (other column changes, ...) are refused before anything is written.
+ *  - ALTER COLUMN (type, comment, position, DROP NOT NULL, defaults) is one metadata commit
+ *    ([[ChangeColumn]], [[TypeChange]]), as are RENAME COLUMN and DROP COLUMN(S) on tables with
+ *    column mapping ([[RenameDropColumns]]);
+ *  - other changes are refused before anything is written.
  *
  * @param entry the metastore entry (null for a path table)
  */
@@ -40,20 +44,30 @@ private[spark] final class DeltalogAlterTable(
     val sets = rest.collect { case s: TableChange.SetProperty => s }
     val unsets = rest.collect { case r: TableChange.RemoveProperty => r }
     val adds = rest.collect { case a: TableChange.AddColumn => a }
-    rest.filterNot(c => c.isInstanceOf[TableChange.SetProperty] || c.isInstanceOf[TableChange.RemoveProperty] ||
-        c.isInstanceOf[TableChange.AddColumn])
-      .headOption.foreach { c =>
-        throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
-          s"ALTER TABLE $name: ${c.getClass.getSimpleName} is not supported by deltalog yet; nothing was changed. " +
-            "Supported: SET/UNSET TBLPROPERTIES, ADD COLUMNS, SET LOCATION.")
-      }
-    if (adds.nonEmpty) {
-      if (sets.nonEmpty || unsets.nonEmpty) {
-        throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
-          s"ALTER TABLE $name: add columns and change properties in two statements.")
-      }
-      addColumns(adds)
+    val renames = rest.collect { case r: TableChange.RenameColumn => r }
+    val drops = rest.collect { case d: TableChange.DeleteColumn => d }
+    val alters = rest.collect {
+      case c @ (_: TableChange.UpdateColumnType | _: TableChange.UpdateColumnNullability |
+          _: TableChange.UpdateColumnComment | _: TableChange.UpdateColumnPosition |
+          _: TableChange.UpdateColumnDefaultValue) => c.asInstanceOf[TableChange.ColumnChange]
     }
+    val known = sets.size + unsets.size + adds.size + renames.size + drops.size + alters.size
+    if (known != rest.size) {
+      val c = rest.find(c => !(sets ++ unsets ++ adds ++ renames ++ drops ++ alters).exists(_ eq c)).get
+      throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
+        s"ALTER TABLE $name: ${c.getClass.getSimpleName} is not supported by deltalog yet; nothing was changed. " +
+          "Supported: SET/UNSET TBLPROPERTIES, ADD/DROP/RENAME COLUMN, ALTER COLUMN, SET LOCATION.")
+    }
+    val kinds = Seq(adds, renames, drops, alters).count(_.nonEmpty) + (if (sets.nonEmpty || unsets.nonEmpty) 1 else 0)
+    if (kinds > 1 || renames.size > 1) {
+      throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
+        s"ALTER TABLE $name: column and property changes of different kinds go in separate statements; " +
+          "nothing was changed.")
+    }
+    if (adds.nonEmpty) addColumns(adds)
+    if (alters.nonEmpty) changeColumns(alters)
+    renames.foreach(r => columnCommit((txn, s, deps) => Some(new RenameDropColumns(name, txn.metadata, s, deps).rename(r))))
+    if (drops.nonEmpty) columnCommit((txn, s, deps) => new RenameDropColumns(name, txn.metadata, s, deps).drop(drops))
     if (sets.nonEmpty && unsets.nonEmpty) {
       throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
         s"ALTER TABLE $name: set and unset properties in two statements.")
@@ -75,8 +89,8 @@ private[spark] final class DeltalogAlterTable(
     val props = DeltalogTableCreation.userProperties(raw - TableCatalog.PROP_COMMENT)
     val txn = start()
     val m = txn.metadata
-    txn.updateMetadata(m.copy(configuration = m.configuration ++ props,
-      description = comment.orElse(m.description)))
+    txn.updateMetadata(ColumnMappingModeChange(name, m, m.copy(configuration = m.configuration ++ props,
+      description = comment.orElse(m.description))))
     txn.commit(Nil, Operation.setTableProperties(props ++ comment.map("comment" -> _)))
     DeltalogTable.refreshCaches(table.spark, table.path)
   }
@@ -106,6 +120,31 @@ private[spark] final class DeltalogAlterTable(
     txn.updateMetadata(m.copy(schemaString = mapped.json, configuration = conf))
     txn.commit(Nil, Operation("ADD COLUMNS", Map("columns" -> params), changesData = false))
     DeltalogTable.refreshCaches(table.spark, table.path)
+  }
+
+  /** ALTER COLUMN changes ([[ChangeColumn]]): one `CHANGE COLUMN(S)` metadata commit. */
+  private def changeColumns(changes: Seq[TableChange.ColumnChange]): Unit =
+    columnCommit { (txn, schema, deps) =>
+      val defaults = txn.protocol.isFeatureSupported(TableFeature.AllowColumnDefaults)
+      val (out, op) = new ChangeColumn(name, txn.metadata.configuration, defaults, deps)(schema, changes)
+      Some((txn.metadata.copy(schemaString = out.json), op))
+    }
+
+  /**
+   * One metadata commit computed by `change` from the transaction (its metadata and protocol), the
+   * table schema and the expressions that depend on columns; nothing is committed when it returns None.
+   */
+  private def columnCommit(
+      change: (OptimisticTransaction, StructType, ColumnDependencies) => Option[(Metadata, Operation)]): Unit = {
+    val txn = start()
+    val m = txn.metadata
+    val schema = DataType.fromJson(m.schemaString).asInstanceOf[StructType]
+    val deps = new ColumnDependencies(name, table.spark.sessionState.sqlParser, schema, m.configuration)
+    change(txn, schema, deps).foreach { case (next, op) =>
+      txn.updateMetadata(next)
+      txn.commit(Nil, op)
+      DeltalogTable.refreshCaches(table.spark, table.path)
+    }
   }
 
   private def setLocation(location: String): Unit = {

@@ -301,7 +301,8 @@ class ProtocolRulesSuite {
     val c = ClientCapabilities.deltalog
     assertEquals((3, 7), (c.maxReaderVersion, c.maxWriterVersion))
     assertTrue(c.writerFeatures.subsetOf(c.readerFeatures))
-    assertEquals(Set("typeWidening", "typeWidening-preview", "variantType", "variantType-preview", "variantShredding",
+    assertTrue(c.writerFeatures.contains("typeWidening")) // ALTER COLUMN TYPE records delta.typeChanges
+    assertEquals(Set("typeWidening-preview", "variantType", "variantType-preview", "variantShredding",
       "variantShredding-preview", "geospatial", "geospatial-dev", "catalogManaged", "icebergCompatV1", "icebergCompatV2",
       "collations", "collations-preview", "materializePartitionColumns"), c.readerFeatures -- c.writerFeatures)
     assertTrue(TableFeature.legacy.forall(f => c.writerFeatures.contains(f.name)))
@@ -330,10 +331,11 @@ class ProtocolRulesSuite {
   @Test def checkCanWrite(): Unit = {
     Protocol.checkCanWrite(Protocol(2, 6))
     Protocol.checkCanWrite(p(1, 7, null, Seq("rowTracking", "domainMetadata", "clustering")))
+    Protocol.checkCanWrite(p(3, 7, Seq("typeWidening"), Seq("typeWidening")))
     val e = assertThrows(classOf[UnsupportedTableFeatureException], () => Protocol.checkCanWrite(
-      p(3, 7, Seq("typeWidening"), Seq("typeWidening", "futureThing"))))
+      p(3, 7, Seq("typeWidening-preview"), Seq("typeWidening-preview", "futureThing"))))
     assertEquals("DELTA_UNSUPPORTED_FEATURES_FOR_WRITE", e.errorClass)
-    assertEquals(Seq("futureThing", "typeWidening"), e.unsupportedFeatures)
+    assertEquals(Seq("futureThing", "typeWidening-preview"), e.unsupportedFeatures)
     val old = ClientCapabilities(2, 4, Set("appendOnly", "invariants"), Set("appendOnly", "invariants", "checkConstraints",
       "changeDataFeed", "generatedColumns", "identityColumns"))
     expectError("DELTA_UNSUPPORTED_FEATURES_FOR_WRITE")(Protocol.checkCanWrite(Protocol(1, 6), old))
