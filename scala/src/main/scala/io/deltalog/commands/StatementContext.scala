@@ -23,9 +23,14 @@ final case class StatementContext(
     replaceTable: Boolean = false,
     tableSchema: Option[org.apache.spark.sql.types.StructType] = None) {
 
-  /** The operation of the commit: delta-spark's `WRITE`, or the statement's own with its parameters. */
-  def operation(meta: Metadata, mode: String, replaceWhere: Option[String]): Operation = operationName match {
-    case None => Operation.write(mode, meta.partitionColumns, replaceWhere)
+  /**
+   * The operation of the commit: delta-spark's `WRITE` (its `partitionBy` is what the writer asked
+   * for — `[]` for an INSERT or an append without `partitionBy`, as delta-spark records it — not the
+   * table's partitioning), or the statement's own with its parameters.
+   */
+  def operation(meta: Metadata, mode: String, replaceWhere: Option[String],
+      requestedPartitionBy: Seq[String]): Operation = operationName match {
+    case None => Operation.write(mode, requestedPartitionBy, replaceWhere)
     case Some(name) =>
       val created = Operation.createTable(meta.partitionColumns, tableProperties, isManaged, meta.description)
       created.copy(name = name, changesData = true)

@@ -159,7 +159,7 @@ final class WriteIntoDeltalog(
         (if (overwrite && exists) Map("numRemovedFiles" -> removes.size.toString,
           "numRemovedBytes" -> removed.map(_.size).sum.toString) else Map.empty) ++
         (if (cdcs.nonEmpty) Map("numAddedChangeFiles" -> cdcs.size.toString) else Map.empty)
-      val op = statement.operation(meta, modeName(mode), replaceWhere)
+      val op = statement.operation(meta, modeName(mode), replaceWhere, partitionColsRequested)
         .withMetrics(metrics).copy(userMetadata = options.userMetadata, changesData = dataChange)
       Some(txn.commit(setTxn.toSeq ++ removes ++ adds ++ cdcs, op))
     } catch {
