@@ -22,6 +22,13 @@ object DmlApi {
   def deleteWhere(spark: SparkSession, path: String, condition: Column): DataFrame =
     run(spark, path, Option(condition))
 
+  /**
+   * Test hook: `sql` runs once, in the next DELETE, right before it commits (a competing commit
+   * landing between the DELETE's read and its commit; see `DeleteCommand.setBeforeCommitHook`).
+   */
+  def runSqlBeforeNextDeleteCommit(spark: SparkSession, sql: String): Unit =
+    DeleteCommand.setBeforeCommitHook(_ => spark.sql(sql).collect())
+
   private def run(spark: SparkSession, path: String, condition: Option[Column]): DataFrame = {
     val result = new DeleteCommand(spark.asInstanceOf[ClassicSession], path, condition).run()
     io.deltalog.spark.DeltalogTable.refreshCaches(spark, path)

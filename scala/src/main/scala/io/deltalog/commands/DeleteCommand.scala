@@ -229,6 +229,7 @@ final class DeleteCommand(
         CommitInfo(body)
       }
       val op = Operation.delete(predicateSql).withMetrics(metrics.operationMetrics)
+      takeBeforeCommitHook().foreach(_(path))
       val version = txn.commit(commitInfo.toSeq ++ actions, op)
       DeleteResult(numDeleted.getOrElse(-1L), version)
     } catch {
@@ -268,6 +269,18 @@ object DeleteCommand {
   private val log = LoggerFactory.getLogger(classOf[DeleteCommand])
   val AppendOnlyKey = "delta.appendOnly"
   val EnableDvKey = "delta.enableDeletionVectors"
+
+  @volatile private var beforeCommitHook: Option[String => Unit] = None
+
+  /**
+   * Test hook: `hook(path)` runs once, in the next DELETE, after its files were read and written
+   * and right before its commit, so that a test can land a competing commit there deterministically.
+   */
+  def setBeforeCommitHook(hook: String => Unit): Unit = synchronized { beforeCommitHook = Option(hook) }
+
+  private def takeBeforeCommitHook(): Option[String => Unit] = synchronized {
+    val h = beforeCommitHook; beforeCommitHook = None; h
+  }
 
   /**
    * A resolved condition as delta-spark 4.4 logs it in `operationParameters.predicate`: the
