@@ -399,3 +399,46 @@ def test_delete_conflicts_with_concurrent_commits(spark, tmp_path):
     out = DeltaTable.forPath(spark, str(dd)).delete("p = 1")
     assert [tuple(r) for r in out.collect()] == [(1,)]
     assert rows_deltalog(spark, dd) == expected(lambda r: r.p != 1 and (pd.isna(r.id) or r.id not in (8, 2)))
+
+
+def test_copy_on_write_keeps_row_ids_under_row_tracking(spark, tmp_path, delta_spark):
+    path = tmp_path / "t"
+    create(spark, path, "TBLPROPERTIES ('delta.enableRowTracking' = 'true')")
+    read = ("result = [[r.id, r.row_id, r.v] for r in spark.read.format('delta').load(args['p'])"
+            ".select('id', '_metadata.row_id', F.col('_metadata.row_commit_version').alias('v')).collect()]")
+    code = "from pyspark.sql import functions as F\n" + read
+    before = {r[0]: (r[1], r[2]) for r in delta_spark.run(code, p=str(path))}
+    assert len({v[0] for v in before.values()}) == len(ROWS)  # unique row ids
+    spark.sql(f"DELETE FROM deltalog.`{path}` WHERE id > 5 AND id < 15")
+    a = commit(path)
+    assert kinds(a, "add") and all(x.get("deletionVector") is None for x in kinds(a, "add"))
+    assert commit_info(a).get("tags", {}).get("delta.rowTracking.preserved") == "true"
+    after = {r[0]: (r[1], r[2]) for r in delta_spark.run(code, p=str(path))}
+    assert set(after) == {k for k in before if k is None or not (5 < k < 15)}
+    assert after == {k: before[k] for k in after}  # ids and commit versions of the copied rows kept
+    # delta-spark can go on writing the table: new ids above all old ones
+    delta_spark.run(f"spark.sql(\"INSERT INTO delta.`{path}` VALUES (50, 'n50', 0)\")")
+    again = {r[0]: (r[1], r[2]) for r in delta_spark.run(code, p=str(path))}
+    assert again[50][0] > max(v[0] for v in before.values())
+
+
+def test_delete_with_column_mapping_and_no_matching_row(spark, tmp_path, delta_spark):
+    props = "TBLPROPERTIES ('delta.columnMapping.mode' = 'name')"
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    create(spark, ours, props, partitioned=True)
+    create_delta_spark(delta_spark, theirs, props, partitioned=True)
+    # physical names (col-<uuid>) in the files, the stats and the partition values
+    assert "col-" in json.dumps(kinds(commit(ours, 1), "add")[0]["partitionValues"])
+    res = spark.sql(f"DELETE FROM deltalog.`{ours}` WHERE name LIKE 'n1%' AND p = 1")
+    assert [tuple(r) for r in res.collect()] == [(6,)]  # n1, n11, n13, ..., n19
+    got = srt(norm(r) for r in spark.read.format("deltalog").load(str(ours)).select("id", "name", "p").collect())
+    assert got == expected(lambda r: not (r.name.startswith("n1") and r.p == 1))
+    theirs_rows = delta_spark.run("result = [list(r) for r in spark.read.format('delta').load(args['p'])"
+                                  ".select('id', 'name', 'p').collect()]", p=str(ours))
+    assert srt(norm(r) for r in theirs_rows) == got
+    # a DELETE that matches nothing: delta-spark commits nothing either
+    v_ours, v_theirs = version_of(ours), version_of(theirs)
+    assert [tuple(r) for r in spark.sql(f"DELETE FROM deltalog.`{ours}` WHERE id > 1000").collect()] == [(0,)]
+    their = delta_spark.run(f"result = [list(r) for r in spark.sql('DELETE FROM delta.`{theirs}` WHERE id > 1000').collect()]")
+    assert their == [[0]]
+    assert version_of(ours) - v_ours == version_of(theirs) - v_theirs
