@@ -416,6 +416,15 @@ def test_copy_on_write_keeps_row_ids_under_row_tracking(spark, tmp_path, delta_s
     after = {r[0]: (r[1], r[2]) for r in delta_spark.run(code, p=str(path))}
     assert set(after) == {k for k in before if k is None or not (5 < k < 15)}
     assert after == {k: before[k] for k in after}  # ids and commit versions of the copied rows kept
+    # with deletion vectors the files keep their baseRowId: the remaining rows keep their ids too
+    dvt = tmp_path / "dv"
+    create(spark, dvt, "TBLPROPERTIES ('delta.enableRowTracking' = 'true', 'delta.enableDeletionVectors' = 'true')")
+    dv_before = {r[0]: (r[1], r[2]) for r in delta_spark.run(code, p=str(dvt))}
+    spark.sql(f"DELETE FROM deltalog.`{dvt}` WHERE id > 5 AND id < 15")
+    assert all(x.get("deletionVector") and x.get("baseRowId") is not None for x in kinds(commit(dvt), "add"))
+    dv_after = {r[0]: (r[1], r[2]) for r in delta_spark.run(code, p=str(dvt))}
+    assert set(dv_after) == {k for k in dv_before if k is None or not (5 < k < 15)}
+    assert dv_after == {k: dv_before[k] for k in dv_after}
     # delta-spark can go on writing the table: new ids above all old ones
     delta_spark.run(f"spark.sql(\"INSERT INTO delta.`{path}` VALUES (50, 'n50', 0)\")")
     again = {r[0]: (r[1], r[2]) for r in delta_spark.run(code, p=str(path))}
