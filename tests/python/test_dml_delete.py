@@ -348,6 +348,15 @@ def test_delete_on_catalog_table_and_typed_errors(spark, tmp_path):
             DeltaTable.forPath(spark, loc).delete("nope = 1")
         with pytest.raises(TypeError):
             DeltaTable.forPath(spark, loc).delete(42)
+        # the latest version only: a time-travelled table is refused, nothing committed
+        v = version_of(Path(loc.replace("file:", "")))
+        with pytest.raises(InvalidWriteError, match="DELTA_CANNOT_WRITE_TIME_TRAVEL"):
+            DeltaTable.forPath(spark, loc, version=1).delete("id = 4")
+        with pytest.raises(Exception, match="DELTA_CANNOT_WRITE_TIME_TRAVEL"):
+            spark.sql(f"DELETE FROM deltalog.`{loc.replace('file:', '')}@v1` WHERE id = 4")
+        with pytest.raises(Exception, match="DELTA_UNSUPPORTED_SUBQUERY|subquer"):
+            spark.sql(f"DELETE FROM {db}.t WHERE id IN (SELECT 4)")
+        assert version_of(Path(loc.replace("file:", ""))) == v
     finally:
         spark.sql(f"DROP DATABASE {db} CASCADE")
 
