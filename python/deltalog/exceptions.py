@@ -285,6 +285,7 @@ ERROR_CLASSES.update({
     "DELTA_CONCURRENT_TRANSACTION": ConcurrentTransactionException,
     "DELTA_MAX_COMMIT_RETRIES_EXCEEDED": MaxCommitAttemptsExceededException,
     "DELTA_APPEND_ONLY_TABLE": AppendOnlyTableError,
+    "DELTA_CANNOT_MODIFY_APPEND_ONLY": AppendOnlyTableError,
     "DELTA_METADATA_ABSENT": InvalidCommitError,
     "DELTA_MULTIPLE_PROTOCOL_ACTIONS": InvalidCommitError,
     "DELTA_DUPLICATE_TXN_APP_ID": InvalidCommitError,

@@ -182,6 +182,40 @@ class DeltaTable:
         other._name, other._pinned, other._alias = self._name, self._pinned, aliasName
         return other
 
+    # ------------------------------------------------------------------ row-level changes
+    def delete(self, condition: Optional[Union[str, Any]] = None) -> Any:
+        """Delete the rows matching ``condition`` (every row when None) in one commit, as
+        delta-spark's ``DeltaTable.delete``: ``condition`` is a SQL string or a pyspark ``Column``;
+        rows where it is NULL are kept::
+
+            dt.delete("id > 5")
+            dt.delete(F.col("date") < "2024-01-01")
+            dt.delete()                               # every row
+
+        Difference from delta-spark (whose ``delete`` returns None): returns a one-row DataFrame
+        with the statement's result, ``num_affected_rows`` (bigint), as ``DELETE FROM`` in SQL
+        returns it (-1 when whole files without ``numRecords`` statistics were removed, so the
+        count is unknown). Always deletes from the latest version (a time-travelled handle is
+        refused). Errors are typed: ``AppendOnlyTableError`` (``DELTA_CANNOT_MODIFY_APPEND_ONLY``, as
+        delta-spark) on an append-only table, ``InvalidWriteError`` for a condition that does not
+        resolve against the table, ``DeltaConcurrentModificationException`` subclasses on conflicts
+        with concurrent commits.
+        """
+        from pyspark.sql import DataFrame
+        if self._pinned:
+            from deltalog.exceptions import InvalidWriteError
+            raise InvalidWriteError("DELTA_CANNOT_WRITE_TIME_TRAVEL",
+                                    f"Table {self._path} was opened at version {self.version()} (time travel); "
+                                    "DELETE changes the latest version: open it with DeltaTable.forPath(spark, path).")
+        api = api_class(self._spark, "DmlApi")
+        if condition is None or isinstance(condition, str):
+            jdf = _call(api.delete, self._spark._jsparkSession, self._path, condition)
+        elif hasattr(condition, "_jc"):
+            jdf = _call(api.deleteWhere, self._spark._jsparkSession, self._path, condition._jc)
+        else:
+            raise TypeError(f"condition must be a SQL string or a pyspark Column, got {type(condition).__name__}")
+        return DataFrame(jdf, self._spark)
+
     # ------------------------------------------------------------------ protocol changes
     def _sql_name(self) -> str:
         return "deltalog.`" + self._path.replace("`", "``") + "`"

@@ -406,7 +406,8 @@ def test_row_level_statements_are_refused_until_built(spark, db):
     spark.range(3).write.format("deltalog").saveAsTable(t)
     path = location(spark, t)
     before = fingerprint(path)
-    for stmt in (f"DELETE FROM {t} WHERE id = 1", f"UPDATE {t} SET id = 5 WHERE id = 1",
+    # DELETE is built (tests/python/test_dml_delete.py)
+    for stmt in (f"UPDATE {t} SET id = 5 WHERE id = 1",
                  f"MERGE INTO {t} USING (SELECT 1 AS id) s ON {t}.id = s.id WHEN MATCHED THEN DELETE"):
         refused(lambda: spark.sql(stmt), "DELTA_UNSUPPORTED_STATEMENT")
     assert fingerprint(path) == before

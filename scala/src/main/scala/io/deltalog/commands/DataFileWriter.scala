@@ -27,6 +27,8 @@ import io.deltalog.exceptions.DeltalogException
  *
  * @param cdcColumn when set, the name of a boolean column of `logical` (not a table column)
  *                  marking change-data rows: they go to `_change_data/` (see [[DeltalogCommitProtocol]])
+ * @param extraColumns columns of `logical` written after the table's columns under their own names,
+ *                     without statistics (row tracking's materialized row id / commit version columns)
  */
 private[commands] final class DataFileWriter(
     spark: ClassicSession,
@@ -38,7 +40,8 @@ private[commands] final class DataFileWriter(
     writerOptions: Map[String, String],
     identityColumns: Seq[String],
     table: String,
-    cdcColumn: Option[String] = None) {
+    cdcColumn: Option[String] = None,
+    extraColumns: Seq[String] = Nil) {
 
   private val mapped = ColumnMappingWriter.enabled(conf)
   private val physical: StructType = ColumnMappingWriter.physicalSchema(schema, mapped)
@@ -54,7 +57,7 @@ private[commands] final class DataFileWriter(
         val c = WriteSchema.column(l.name)
         val typed = if (l.dataType == p.dataType) c else c.cast(p.dataType)
         typed.as(p.name, p.metadata)
-      } ++ cdcColumn.toSeq.map(_ => WriteSchema.column(ReplaceWhere.ChangeTypeColumnName))
+      } ++ extraColumns.map(c => WriteSchema.column(c).as(c)) ++ cdcColumn.toSeq.map(_ => WriteSchema.column(ReplaceWhere.ChangeTypeColumnName))
     val df = logical.select(cols: _*)
     val qe = df.asInstanceOf[ClassicDataset[_]].queryExecution
     val dataLogical = StructType(schema.fields.filterNot(isPart))

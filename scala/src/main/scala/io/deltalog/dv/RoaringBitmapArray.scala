@@ -37,6 +37,30 @@ final class RoaringBitmapArray private (bitmaps: Array[RoaringBitmap]) extends S
     }
     out.result()
   }
+
+  /** The rows of this bitmap and of `other`. */
+  def union(other: RoaringBitmapArray): RoaringBitmapArray = RoaringBitmapArray.fromIterator(
+    toArray.iterator ++ other.toArray.iterator)
+
+  /**
+   * The portable serialization (magic, then the 64-bit portable Roaring format) that delta-spark
+   * writes: every bucket from 0 to the highest key, empty ones included.
+   */
+  def serialize: Array[Byte] = {
+    val all = bitmaps.map(b => if (b == null) new RoaringBitmap() else { val c = b.clone(); c.runOptimize(); c })
+    val size = 4 + 8 + all.map(4 + _.serializedSizeInBytes()).sum
+    val buf = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN)
+    buf.putInt(RoaringBitmapArray.PortableMagic).putLong(all.length.toLong)
+    all.indices.foreach { k => buf.putInt(k); all(k).serialize(buf) }
+    buf.array()
+  }
+
+  /** The largest row index, None when empty. */
+  def last: Option[Long] = {
+    var k = bitmaps.length - 1
+    while (k >= 0 && (bitmaps(k) == null || bitmaps(k).isEmpty)) k -= 1
+    if (k < 0) None else Some((k.toLong << 32) | (bitmaps(k).last() & 0xFFFFFFFFL))
+  }
 }
 
 object RoaringBitmapArray {
@@ -104,6 +128,19 @@ object RoaringBitmapArray {
       if (arr(h) == null) arr(h) = new RoaringBitmap()
       arr(h).add(r.toInt)
     }
+    new RoaringBitmapArray(arr)
+  }
+
+  /** A bitmap of the row indexes of `rows` (any order, duplicates allowed; indexes must be non-negative). */
+  def fromIterator(rows: Iterator[Long]): RoaringBitmapArray = {
+    val byHigh = scala.collection.mutable.HashMap.empty[Int, RoaringBitmap]
+    rows.foreach { r =>
+      require(r >= 0, s"negative row index $r")
+      byHigh.getOrElseUpdate((r >>> 32).toInt, new RoaringBitmap()).add(r.toInt)
+    }
+    if (byHigh.isEmpty) return empty
+    val arr = new Array[RoaringBitmap](byHigh.keys.max + 1)
+    byHigh.foreach { case (k, b) => arr(k) = b }
     new RoaringBitmapArray(arr)
   }
 

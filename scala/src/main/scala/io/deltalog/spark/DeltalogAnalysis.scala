@@ -7,7 +7,7 @@ import scala.util.control.NonFatal
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.{EliminateSubqueryAliases, ResolvedTable}
-import org.apache.spark.sql.catalyst.expressions.AttributeReference
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{AddCheckConstraint, DeleteFromTable, DropConstraint,
   LogicalPlan, MergeIntoTable, OverwritePartitionsDynamic, ShowCreateTable, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -27,7 +27,9 @@ import io.deltalog.spark.read.DeltalogReader
  */
 class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
-    case d: DeleteFromTable if isDeltalog(d.table) => throw DeltalogAnalysis.notYet("DELETE", d.table)
+    case d @ DeleteFromTable(target, cond) if isDeltalog(target) && d.resolved =>
+      val table = EliminateSubqueryAliases(target) match { case DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => t }
+      DeltalogDeleteCommand(table, Option(cond).filterNot(_ == Literal.TrueLiteral))
     case u: UpdateTable if isDeltalog(u.table) => throw DeltalogAnalysis.notYet("UPDATE", u.table)
     case m: MergeIntoTable if isDeltalog(m.targetTable) => throw DeltalogAnalysis.notYet("MERGE", m.targetTable)
     case ShowCreateTable(ResolvedTable(_, _, t: DeltalogTable, _), _, output) => ShowCreateTableCommand(t, output)

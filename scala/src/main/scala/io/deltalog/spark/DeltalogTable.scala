@@ -110,7 +110,7 @@ class DeltalogTable(
     override def toBatch: Batch = throw DeltalogTable.notConfigured(s"reading table $tableName")
   }
 
-  private def assertWritable(): Unit = timeTravel.foreach { tt =>
+  private[spark] def assertWritable(): Unit = timeTravel.foreach { tt =>
     throw new InvalidWriteException("DELTA_CANNOT_WRITE_TIME_TRAVEL", tableName,
       s"Table $tableName is read at ${tt.source} (time travel); a write goes to the latest version: name the " +
         "table without VERSION AS OF / TIMESTAMP AS OF.")
