@@ -20,8 +20,9 @@ import io.deltalog.spark.read.DeltalogReader
 /**
  * Resolution rule of the session extension: a read of a [[DeltalogTable]] (a table named in SQL or
  * `spark.table`, ``deltalog.`/path` ``) becomes the connector's file-source relation over the
- * table's snapshot, with the attributes the analyzer already gave the table's columns. Row-level
- * statements on deltalog tables are refused here until they are built, before anything runs.
+ * table's snapshot, with the attributes the analyzer already gave the table's columns. A resolved
+ * `DELETE` becomes [[DeltalogDeleteCommand]]; UPDATE and MERGE are refused here until they are
+ * built, before anything runs.
  * `ALTER TABLE ... ADD CONSTRAINT ... CHECK` / `DROP CONSTRAINT` become deltalog's commands (matched
  * before the relation inside Spark's `AddCheckConstraint` is turned into a read).
  */
