@@ -13,11 +13,13 @@ import io.deltalog.commands.{ColumnMappingWriter, InvalidWriteException}
  * or are not allowed (`-> id`), and are refused with `DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE`.
  */
 private[spark] object ColumnMappingModeChange {
+  private val KnownModes = Set("none", "name", "id")
 
   /** `next` (the metadata with the new properties) with the field ids a mode change needs. */
   def apply(table: String, before: Metadata, next: Metadata): Metadata = {
     val (from, to) = (ColumnMappingWriter.mode(before.configuration), ColumnMappingWriter.mode(next.configuration))
-    if (from == to) next
+    // An unknown mode is left to the property validation of the commit (DELTA_INVALID_TABLE_PROPERTY_VALUE).
+    if (from == to || !ColumnMappingModeChange.KnownModes.contains(to)) next
     else if (from == "none" && to == "name") {
       val schema = DataType.fromJson(next.schemaString).asInstanceOf[StructType]
       val (mapped, maxId) = ColumnMappingWriter.assignIds(schema, next.configuration, keepNames = true)
