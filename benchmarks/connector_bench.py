@@ -41,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(REPO, "integration"))
 
 import generate  # noqa: E402
 
@@ -80,13 +81,11 @@ def warm_median(fn: Callable[[], Any], runs: int) -> Dict[str, Any]:
 
 
 def delta_spark_jars() -> List[str]:
-    """delta-spark and its runtime jars from the local Maven repository (``make peers`` fetches them)."""
-    m2 = os.path.expanduser("~/.m2/repository/io/delta")
-    want = ["delta-spark_4.2_2.13/4.4.0/delta-spark_4.2_2.13-4.4.0.jar", "delta-storage/4.4.0/delta-storage-4.4.0.jar",
-            "delta-kernel-api/4.4.0/delta-kernel-api-4.4.0.jar",
-            "delta-kernel-defaults/4.4.0/delta-kernel-defaults-4.4.0.jar"]
-    jars = [os.path.join(m2, w) for w in want]
-    return jars if all(os.path.exists(j) for j in jars) else []
+    """delta-spark and its runtime jars from the local Maven repository (``make peers`` fetches them);
+    [] when they are not there (the benchmark never downloads anything)."""
+    from peers import delta_spark_jar_paths
+    jars = delta_spark_jar_paths()
+    return [str(j) for j in jars] if all(j.exists() for j in jars) else []
 
 
 def start_spark(jar: Optional[str], with_delta_spark: bool, driver_memory: str) -> Any:

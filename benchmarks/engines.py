@@ -403,15 +403,12 @@ DELTA_SPARK_VERSION = "4.4.0"  # as integration/peers.py and `make peers`
 def delta_spark_jars() -> List[str]:
     """delta-spark 4.4.0 and its runtime jars from the local Maven repository (`make peers`
     resolves them; the benchmark never downloads anything)."""
-    m2 = os.path.expanduser("~/.m2/repository/io/delta")
-    v = DELTA_SPARK_VERSION
-    jars = [os.path.join(m2, f"delta-spark_4.2_2.13/{v}/delta-spark_4.2_2.13-{v}.jar"),
-            os.path.join(m2, f"delta-storage/{v}/delta-storage-{v}.jar"),
-            os.path.join(m2, f"delta-kernel-api/{v}/delta-kernel-api-{v}.jar"),
-            os.path.join(m2, f"delta-kernel-defaults/{v}/delta-kernel-defaults-{v}.jar")]
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "integration"))
+    from peers import delta_spark_jar_paths
+    jars = [str(j) for j in delta_spark_jar_paths()]
     missing = [j for j in jars if not os.path.exists(j)]
     if missing:
-        raise Unavailable(f"delta-spark {v} jars missing (run `make peers`): {', '.join(missing)}")
+        raise Unavailable(f"delta-spark {DELTA_SPARK_VERSION} jars missing (run `make peers`): {', '.join(missing)}")
     return jars
 
 

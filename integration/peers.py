@@ -32,13 +32,18 @@ class PeerError(RuntimeError):
     """Code run in a peer process raised; the message carries the worker's traceback."""
 
 
-def delta_spark_jars() -> List[str]:
-    """delta-spark's jars from ~/.m2, fetched with ``mvn dependency:get`` (as ``make peers``) if absent."""
+def delta_spark_jar_paths() -> List[Path]:
+    """Where delta-spark's jars live in ~/.m2 (present or not); ``delta_spark_jars`` fetches them."""
     m2 = Path(os.path.expanduser("~/.m2/repository/io/delta"))
-    jars = [m2 / f"delta-spark_4.2_2.13/{DELTA_VERSION}/delta-spark_4.2_2.13-{DELTA_VERSION}.jar",
+    return [m2 / f"delta-spark_4.2_2.13/{DELTA_VERSION}/delta-spark_4.2_2.13-{DELTA_VERSION}.jar",
             m2 / f"delta-storage/{DELTA_VERSION}/delta-storage-{DELTA_VERSION}.jar",
             m2 / f"delta-kernel-api/{DELTA_VERSION}/delta-kernel-api-{DELTA_VERSION}.jar",
             m2 / f"delta-kernel-defaults/{DELTA_VERSION}/delta-kernel-defaults-{DELTA_VERSION}.jar"]
+
+
+def delta_spark_jars() -> List[str]:
+    """delta-spark's jars from ~/.m2, fetched with ``mvn dependency:get`` (as ``make peers``) if absent."""
+    jars = delta_spark_jar_paths()
     if not all(j.exists() for j in jars):
         subprocess.run(["mvn", "-B", "-ntp", "-q", "dependency:get", f"-Dartifact={DELTA_SPARK_COORDS}",
                         "-Dtransitive=true"], cwd=REPO, check=True, timeout=900)
