@@ -22,6 +22,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, HERE)
+
+import side_by_side  # noqa: E402
 
 SETUP = """
 path, fmt, dv = args["path"], args["fmt"], args["dv"]
@@ -74,16 +77,11 @@ def main() -> int:
              "| mode | deltalog s | delta-spark s | deltalog / delta-spark |", "|---|---|---|---|"]
     for dv in (False, True):
         o, t = res[("deltalog", dv)], res[("delta-spark", dv)]
-        lines.append(f"| {'deletion vectors' if dv else 'copy-on-write'} | {o['median']:.3f} ({o['first']:.3f}) | "
-                     f"{t['median']:.3f} ({t['first']:.3f}) | {o['median'] / t['median']:.2f}× |")
+        lines.append(f"| {'deletion vectors' if dv else 'copy-on-write'} | {side_by_side.cells(o, t)} |")
     for engine in ("deltalog", "delta-spark"):
         lines.append(f"| DV / copy-on-write, {engine} | | | "
                      f"{res[(engine, True)]['median'] / res[(engine, False)]['median']:.2f}× |")
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write(report)
+    side_by_side.emit(lines, a.out)
     return 0
 
 

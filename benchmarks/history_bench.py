@@ -19,6 +19,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 
 import generate  # noqa: E402
+import side_by_side  # noqa: E402
 
 TIMING = """
 import time, statistics
@@ -79,14 +80,9 @@ def main() -> int:
              "| statement | rows | deltalog s (first) | delta-spark s (first) | deltalog / delta-spark | `DeltaTable.history(100)` s |",
              "|---|---|---|---|---|---|"]
     for label, o, t, py in rows:
-        lines.append(f"| `DESCRIBE HISTORY` {label} | {o['rows']:,} | {o['median']:.3f} ({o['first']:.3f}) | "
-                     f"{t['median']:.3f} ({t['first']:.3f}) | {o['median'] / t['median']:.2f}× | "
+        lines.append(f"| `DESCRIBE HISTORY` {label} | {o['rows']:,} | {side_by_side.cells(o, t)} | "
                      f"{'%.3f' % py if py is not None else ''} |")
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write(report)
+    side_by_side.emit(lines, a.out)
     return 0
 
 

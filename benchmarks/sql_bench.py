@@ -28,6 +28,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 
 import generate  # noqa: E402
+import side_by_side  # noqa: E402
 
 PLANNING = """
 import time, statistics
@@ -96,16 +97,10 @@ def main() -> int:
              "| case | scan partitions / rows | deltalog s | delta-spark s | deltalog / delta-spark |", "|---|---|---|---|---|"]
     for sel, o, t in planning:
         lines.append(f"| P1 `spark.table(t).where(id < …)` plan, 100k files, {sel:.1%} | {o['partitions']:,} | "
-                     f"{o['median']:.3f} ({o['first']:.3f}) | {t['median']:.3f} ({t['first']:.3f}) | "
-                     f"{o['median'] / t['median']:.2f}× |")
+                     f"{side_by_side.cells(o, t)} |")
     o, t = create["deltalog"], create["delta-spark"]
-    lines.append(f"| P2 `CREATE TABLE` + `INSERT` 10 rows | 10 | {o['median']:.3f} ({o['first']:.3f}) | "
-                 f"{t['median']:.3f} ({t['first']:.3f}) | {o['median'] / t['median']:.2f}× |")
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write(report)
+    lines.append(f"| P2 `CREATE TABLE` + `INSERT` 10 rows | 10 | {side_by_side.cells(o, t)} |")
+    side_by_side.emit(lines, a.out)
     return 0
 
 
