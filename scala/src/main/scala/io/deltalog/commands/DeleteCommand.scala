@@ -234,7 +234,8 @@ final class DeleteCommand(
       DeleteResult(numDeleted.getOrElse(-1L), version)
     } catch {
       case NonFatal(e) =>
-        if (!txn.committed) {
+        // A commit file that landed before the failure (e.g. while reading the new snapshot) keeps its files.
+        if (!txn.committed && !WriteIntoDeltalog.inLog(deltaLog, txn)) {
           writer.deleteFiles(written)
           dvFile.foreach(p => try p.getFileSystem(hadoopConf).delete(p, false) catch { case NonFatal(_) => })
         }

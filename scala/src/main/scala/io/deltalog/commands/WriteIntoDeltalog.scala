@@ -169,23 +169,6 @@ final class WriteIntoDeltalog(
     }
   }
 
-  /**
-   * True when a commit of `txn` is in the log (a failure after its commit file was written, e.g.
-   * while reading the new snapshot): its data files must then stay.
-   */
-  private def inLog(deltaLog: DeltaLog, txn: OptimisticTransaction): Boolean =
-    try {
-      val commit = """(\d{20})\.json""".r
-      deltaLog.fs.listStatus(deltaLog.logPath).exists { st =>
-        st.getPath.getName match {
-          case commit(v) if v.toLong > txn.readVersion =>
-            val in = deltaLog.fs.open(st.getPath)
-            val text = try new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8) finally in.close()
-            text.contains(txn.txnId)
-          case _ => false
-        }
-      }
-    } catch { case NonFatal(_) => true }
 
   private def validateOptionCombinations(table: String, overwrite: Boolean, exists: Boolean,
       replaceWhere: Option[String]): Unit = {
@@ -262,6 +245,24 @@ final class WriteIntoDeltalog(
 }
 
 object WriteIntoDeltalog {
+  /**
+   * True when a commit of `txn` is in the log (a failure after its commit file was written, e.g.
+   * while reading the new snapshot): its data files must then stay.
+   */
+  private[commands] def inLog(deltaLog: DeltaLog, txn: OptimisticTransaction): Boolean =
+    try {
+      val commit = """(\d{20})\.json""".r
+      deltaLog.fs.listStatus(deltaLog.logPath).exists { st =>
+        st.getPath.getName match {
+          case commit(v) if v.toLong > txn.readVersion =>
+            val in = deltaLog.fs.open(st.getPath)
+            val text = try new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8) finally in.close()
+            text.contains(txn.txnId)
+          case _ => false
+        }
+      }
+    } catch { case NonFatal(_) => true }
+
   private val log = LoggerFactory.getLogger(classOf[WriteIntoDeltalog])
   val AppendOnlyKey = "delta.appendOnly"
   val CdfKey = "delta.enableChangeDataFeed"
