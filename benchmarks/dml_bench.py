@@ -1,9 +1,10 @@
-"""DELETE benchmark (issue 27 targets), deltalog beside delta-spark 4.4 on the same Spark:
+"""DELETE and UPDATE benchmark (issue 27 targets), deltalog beside delta-spark 4.4 on the same Spark:
 
 D1  ``DELETE FROM t WHERE id % 1000 = k``: 0.1 % of the rows, spread over every data file, on a table
     of ``--rows`` rows in 20 files; copy-on-write and with deletion vectors
     (``delta.enableDeletionVectors = true``). Targets: DV <= 0.3x the same engine's copy-on-write,
     deltalog <= 0.8x delta-spark.
+U1  ``UPDATE t SET v = v + 1, s = concat(s, 'u') WHERE id % 1000 = k`` on the same tables, same targets.
 
 Each engine runs in its own Spark process (``integration/peers.py``: local[2], UI off, 6 GB driver)
 and writes its own copy of the same rows; one warm-up DELETE, then the median of ``--runs`` DELETEs
@@ -35,18 +36,24 @@ spark.sql(f"ALTER TABLE {'deltalog' if fmt == 'deltalog' else 'delta'}.`{path}` 
 result = spark.read.format(fmt).load(path).count()
 """
 
-DELETE = """
+RUN = """
 import time, statistics
 t = f"{'deltalog' if args['fmt'] == 'deltalog' else 'delta'}.`{args['path']}`"
 def once(k):
     t0 = time.perf_counter()
-    spark.sql(f"DELETE FROM {t} WHERE id % 1000 = {k}").collect()
+    spark.sql(args["stmt"].format(t=t, k=k)).collect()
     return time.perf_counter() - t0
 first = once(1)
 times = [once(k) for k in range(2, 2 + args["runs"])]
-result = {"first": first, "median": statistics.median(times),
-          "rows": spark.read.format(args["fmt"]).load(args["path"]).count()}
+check = spark.read.format(args["fmt"]).load(args["path"]).selectExpr("count(*)", "sum(hash(id, v, s))").collect()[0]
+result = {"first": first, "median": statistics.median(times), "rows": check[0], "hash": check[1]}
 """
+
+
+STATEMENTS = {
+    "DELETE": "DELETE FROM {t} WHERE id % 1000 = {k}",
+    "UPDATE": "UPDATE {t} SET v = v + 1, s = concat(s, 'u') WHERE id % 1000 = {k} + 500",
+}
 
 
 def main() -> int:
@@ -65,22 +72,27 @@ def main() -> int:
             for dv in (False, True):
                 path = os.path.join(root, f"{engine}-{'dv' if dv else 'cow'}")
                 assert peer.run(SETUP, path=path, fmt=fmt, dv=dv, rows=a.rows) == a.rows
-                res[(engine, dv)] = peer.run(DELETE, path=path, fmt=fmt, runs=a.runs)
-    counts = {r["rows"] for r in res.values()}
-    assert len(counts) == 1, res
+                for stmt, sql in STATEMENTS.items():
+                    res[(engine, dv, stmt)] = peer.run(RUN, path=path, fmt=fmt, runs=a.runs, stmt=sql)
+    for stmt in STATEMENTS:  # the same rows in every table after each statement's runs
+        assert len({(r["rows"], r["hash"]) for k, r in res.items() if k[2] == stmt}) == 1, res
+    counts = {res[k]["rows"] for k in res if k[2] == "UPDATE"}
     load = f"load average {load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end"
-    lines = ["", "## DELETE (benchmarks/dml_bench.py)", "",
+    lines = ["", "## DELETE and UPDATE (benchmarks/dml_bench.py)", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {load}; {a.rows:,} rows in 20 files; "
-             f"`DELETE ... WHERE id % 1000 = k` (0.1 % of the rows, in every file); median of {a.runs} after one "
-             f"warm-up (first in brackets); {counts.pop():,} rows left in every table; command: "
+             f"`DELETE ... WHERE id % 1000 = k`, then `UPDATE ... SET v = v + 1, s = concat(s, 'u') WHERE "
+             f"id % 1000 = k + 500` (0.1 % of the rows each, in every file); median of {a.runs} after one "
+             f"warm-up (first in brackets); the same rows (count and checksum) in every table after each "
+             f"statement, {counts.pop():,} rows at the end; command: "
              f"`python benchmarks/dml_bench.py --rows {a.rows} --runs {a.runs}`", "",
-             "| mode | deltalog s | delta-spark s | deltalog / delta-spark |", "|---|---|---|---|"]
-    for dv in (False, True):
-        o, t = res[("deltalog", dv)], res[("delta-spark", dv)]
-        lines.append(f"| {'deletion vectors' if dv else 'copy-on-write'} | {side_by_side.cells(o, t)} |")
-    for engine in ("deltalog", "delta-spark"):
-        lines.append(f"| DV / copy-on-write, {engine} | | | "
-                     f"{res[(engine, True)]['median'] / res[(engine, False)]['median']:.2f}× |")
+             "| statement | mode | deltalog s | delta-spark s | deltalog / delta-spark |", "|---|---|---|---|---|"]
+    for stmt in STATEMENTS:
+        for dv in (False, True):
+            o, t = res[("deltalog", dv, stmt)], res[("delta-spark", dv, stmt)]
+            lines.append(f"| {stmt} | {'deletion vectors' if dv else 'copy-on-write'} | {side_by_side.cells(o, t)} |")
+        for engine in ("deltalog", "delta-spark"):
+            lines.append(f"| {stmt} | DV / copy-on-write, {engine} | | | "
+                         f"{res[(engine, True, stmt)]['median'] / res[(engine, False, stmt)]['median']:.2f}× |")
     side_by_side.emit(lines, a.out)
     return 0
 

@@ -28,8 +28,19 @@ from deltalog.protocol import Protocol
 if TYPE_CHECKING:
     from deltalog.advisor import CompatibilityReport, ProtocolExplanation
     from deltalog.builder import DeltaTableBuilder
+    from deltalog.merge import DeltaMergeBuilder
 
 TimestampLike = Union[int, float, str, _dt.datetime, _dt.date]
+
+
+def _column(value: Any, what: str) -> Any:
+    """A SQL string or a pyspark Column as a Column (``expr`` parses strings)."""
+    if isinstance(value, str):
+        from pyspark.sql import functions as F
+        return F.expr(value)
+    if hasattr(value, "_jc"):
+        return value
+    raise TypeError(f"{what} must be a SQL string or a pyspark Column, got {type(value).__name__}")
 
 
 def _timestamp_ms(ts: TimestampLike) -> int:
@@ -202,11 +213,7 @@ class DeltaTable:
         with concurrent commits.
         """
         from pyspark.sql import DataFrame
-        if self._pinned:
-            from deltalog.exceptions import InvalidWriteError
-            raise InvalidWriteError("DELTA_CANNOT_WRITE_TIME_TRAVEL",
-                                    f"Table {self._path} was opened at version {self.version()} (time travel); "
-                                    "DELETE changes the latest version: open it with DeltaTable.forPath(spark, path).")
+        self._check_latest("DELETE")
         api = api_class(self._spark, "DmlApi")
         if condition is None or isinstance(condition, str):
             jdf = _call(api.delete, self._spark._jsparkSession, self._path, condition)
@@ -215,6 +222,61 @@ class DeltaTable:
         else:
             raise TypeError(f"condition must be a SQL string or a pyspark Column, got {type(condition).__name__}")
         return DataFrame(jdf, self._spark)
+
+    def update(self, condition: Optional[Union[str, Any]] = None,
+               set: Optional[Dict[str, Union[str, Any]]] = None) -> Any:
+        """Give the rows matching ``condition`` (every row when None; rows where it is NULL are
+        kept) new values in one commit, as delta-spark's ``DeltaTable.update``: ``set`` maps target
+        column names (``"a"``, nested ``"s.x"``) to SQL strings or ``Column`` values evaluated
+        over the row before the update; ``condition`` is a SQL string or a ``Column``::
+
+            dt.update("id > 5", {"v": "v + 1"})
+            dt.update(F.col("id") > 5, {"name": F.lit("x")})
+            dt.update(set={"flag": "true"})              # every row
+
+        Generated columns follow their inputs; identity columns cannot be assigned. Returns a
+        one-row DataFrame ``num_affected_rows`` (delta-spark returns None). Errors are typed as
+        for :meth:`delete`; a row breaking a NOT NULL / CHECK constraint fails the update and
+        nothing is written.
+        """
+        from pyspark.sql import Column, DataFrame
+        if set is None and isinstance(condition, dict):  # update({"v": ...}) positional, as delta-spark allows
+            condition, set = None, condition
+        if not set:
+            raise ValueError("update needs set: a non-empty dict of column name -> value (SQL string or Column)")
+        self._check_latest("UPDATE")
+        cond = None if condition is None else _column(condition, "condition")
+        keys = list(set.keys())
+        values = [_column(v, f"value of {k}")._jc for k, v in set.items()]
+        api = api_class(self._spark, "DmlApi")
+        jdf = _call(api.update, self._spark._jsparkSession, self._path, None if cond is None else cond._jc,
+                    keys, values)
+        return DataFrame(jdf, self._spark)
+
+    def merge(self, source: Any, condition: Union[str, Any]) -> "DeltaMergeBuilder":
+        """Start a MERGE of the DataFrame ``source`` into this table on ``condition`` (SQL string
+        or ``Column``), as delta-spark's ``DeltaTable.merge``; add clauses to the returned
+        :class:`~deltalog.merge.DeltaMergeBuilder` and ``execute()`` it::
+
+            (dt.alias("t").merge(updates.alias("s"), "t.id = s.id")
+               .whenMatchedUpdate(set={"v": "s.v"})
+               .whenNotMatchedInsertAll()
+               .execute())
+
+        Columns of the target are qualified by the name given to :meth:`alias` (or unqualified
+        when unambiguous), those of the source by the source DataFrame's alias.
+        """
+        from deltalog.merge import DeltaMergeBuilder
+        self._check_latest("MERGE")
+        return DeltaMergeBuilder(self, source, _column(condition, "merge condition"))
+
+    def _check_latest(self, statement: str) -> None:
+        if self._pinned:
+            from deltalog.exceptions import InvalidWriteError
+            raise InvalidWriteError("DELTA_CANNOT_WRITE_TIME_TRAVEL",
+                                    f"Table {self._path} was opened at version {self.version()} (time travel); "
+                                    f"{statement} changes the latest version: open it with "
+                                    "DeltaTable.forPath(spark, path).")
 
     # ------------------------------------------------------------------ protocol changes
     def _sql_name(self) -> str:

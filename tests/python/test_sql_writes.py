@@ -401,16 +401,19 @@ def test_insert_into_temp_view_over_table_is_refused(spark, tmp_path):
     assert fingerprint(p) == before
 
 
-def test_row_level_statements_are_refused_until_built(spark, db):
+def test_row_level_statements_on_catalog_tables(spark, db):
+    """UPDATE and MERGE by table name (tests/python/test_dml_update_merge.py covers them in depth),
+    the target unaliased and referenced by its name; a cached read sees the new rows."""
     t = name(db)
     spark.range(3).write.format("deltalog").saveAsTable(t)
-    path = location(spark, t)
-    before = fingerprint(path)
-    # DELETE is built (tests/python/test_dml_delete.py)
-    for stmt in (f"UPDATE {t} SET id = 5 WHERE id = 1",
-                 f"MERGE INTO {t} USING (SELECT 1 AS id) s ON {t}.id = s.id WHEN MATCHED THEN DELETE"):
-        refused(lambda: spark.sql(stmt), "DELTA_UNSUPPORTED_STATEMENT")
-    assert fingerprint(path) == before
+    spark.table(t).cache().count()
+    assert [tuple(r) for r in spark.sql(f"UPDATE {t} SET id = 5 WHERE id = 1").collect()] == [(1,)]
+    res = spark.sql(f"MERGE INTO {t} USING (SELECT 2L AS id UNION ALL SELECT 7L) s ON {t}.id = s.id "
+                    "WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT *")
+    assert [tuple(r) for r in res.collect()] == [(2, 0, 1, 1)]
+    assert sorted(r.id for r in spark.table(t).collect()) == [0, 5, 7]
+    ops = [r.operation for r in spark.sql(f"DESCRIBE HISTORY {t}").collect()]
+    assert ops[:2] == ["MERGE", "UPDATE"]
 
 
 def test_catalog_entry_outside_deltalog_catalog_is_refused(spark, db):

@@ -57,25 +57,14 @@ final class DeleteCommand(
 
   def run(): DeleteResult = {
     val started = System.nanoTime()
-    val hadoopConf = spark.sessionState.newHadoopConfWithOptions(hadoopOptions)
-    val deltaLog = DeltaLog.uncached(path, hadoopConf)
-    val txn = OptimisticTransaction.start(deltaLog)
-    val table = tableName.getOrElse(deltaLog.tablePath.toString)
-    if (txn.readVersion < 0) throw new TableNotFoundException(table, s"$path has no Delta log")
-    Protocol.checkCanWrite(txn.protocol, ClientCapabilities.deltalog, table)
+    val DmlSupport.Opened(hadoopConf, deltaLog, table, txn) = DmlSupport.open(spark, path, tableName, hadoopOptions, "DELETE")
     val meta = txn.metadata
     val conf = meta.configuration
-    if (MetadataView.boolValue(AppendOnlyKey, conf.get(AppendOnlyKey))) {
-      throw new InvalidWriteException("DELTA_CANNOT_MODIFY_APPEND_ONLY", table,
-        s"Table $table (version ${txn.readVersion}) is configured to only allow appends (delta.appendOnly = true); " +
-          s"nothing was deleted. If you would like to permit updates or deletes, use 'ALTER TABLE $table SET " +
-          "TBLPROPERTIES (delta.appendOnly=false)'.")
-    }
     val schema = WriteIntoDeltalog.parseSchema(meta.schemaString)
-    val resolved = condition.map(c => resolve(c, schema, table))
-    val predicateSql = Seq(resolved.map(predicateText).getOrElse("true"))
+    val resolved = condition.map(c => DmlSupport.resolveCondition(spark, c, schema, table, "DELETE"))
+    val predicateSql = Seq(resolved.map(DmlSupport.predicateText).getOrElse("true"))
     // a condition that is constantly true deletes everything, like no condition
-    val cond = resolved.filterNot(e => e.foldable && scala.util.Try(e.eval() == true).getOrElse(false))
+    val cond = resolved.filterNot(DmlSupport.alwaysTrue)
     val partitionCols = meta.partitionColumns.map(_.toLowerCase(Locale.ROOT)).toSet
     val mapped = ColumnMappingWriter.enabled(conf)
     val physicalNames = schema.fields.zip(ColumnMappingWriter.physicalSchema(schema, mapped).fields)
@@ -84,19 +73,18 @@ final class DeleteCommand(
     // ------------------------------------------------------------ candidates
     val candidates: Seq[AddFile] = cond match {
       case None => txn.filterFiles()
-      case Some(e) => txn.filterFiles(partitionPredicates(e, partitionCols))
+      case Some(e) => txn.filterFiles(DmlSupport.partitionPredicates(e, partitionCols))
     }
     val proof = cond.map(e => new StatsProof(e, partitionCols, physicalNames, spark.sessionState.conf.sessionLocalTimeZone))
     val proven = candidates.map(f => f -> proof.map(_.prove(f)).getOrElse((true, false)))
     val whole = proven.collect { case (f, (true, _)) => f }
     val toScan = proven.collect { case (f, (false, false)) => f }
 
-    val dvMode = MetadataView.boolValue(EnableDvKey, conf.get(EnableDvKey)) &&
-      txn.protocol.isFeatureSupported(TableFeature.DeletionVectors)
+    val dvMode = DmlSupport.deletionVectorsOn(txn)
     val cdfOn = MetadataView.boolValue(WriteIntoDeltalog.CdfKey, conf.get(WriteIntoDeltalog.CdfKey))
-    val rowIds = rowIdColumns(txn, table)
+    val rowIds = DmlSupport.rowIdColumns(txn, table, "DELETE")
     val reader = new TouchedFiles(spark, txn, schema, meta.partitionColumns, conf, if (dvMode) None else rowIds)
-    val matches: Column = coalesce(cond.map(e => org.apache.spark.sql.deltalog.SparkInternals.column(unresolve(e))).getOrElse(lit(true)), lit(false))
+    val matches: Column = coalesce(cond.map(e => org.apache.spark.sql.deltalog.SparkInternals.column(DmlSupport.unresolve(e))).getOrElse(lit(true)), lit(false))
     val byKey = toScan.map(f => reader.fileKey(f) -> f).toMap
 
     val now = System.currentTimeMillis()
@@ -110,7 +98,7 @@ final class DeleteCommand(
       val rows = reader.read(toScan).filter(matches)
       if (dvMode) {
         val old = reader.existingDeletionVectors(toScan)
-        collectBitmaps(rows).foreach { case (key, added) =>
+        DmlSupport.collectBitmaps(rows).foreach { case (key, added) =>
           val f = byKey(key)
           val merged = old.get(key).map(_.union(added)).getOrElse(added)
           val newRows = merged.cardinality - old.get(key).map(_.cardinality).getOrElse(0L)
@@ -189,7 +177,7 @@ final class DeleteCommand(
         val (file, descriptors) = DeletionVectorWriter.write(deltaLog.tablePath, hadoopConf, dvUpdates.map(_._2).toSeq)
         dvFile = Some(file)
         dvUpdates.toSeq.zip(descriptors).map { case ((f, _, _), d) =>
-          (f.copy(deletionVector = Some(d), dataChange = true, stats = f.stats.map(looseBounds)), f.remove(now))
+          (f.copy(deletionVector = Some(d), dataChange = true, stats = f.stats.map(DmlSupport.looseBounds)), f.remove(now))
         }.unzip
       }
       val removes = (removedWhole.toSeq ++ rewritten).map(_.remove(now)) ++ dvRemoves
@@ -223,58 +211,26 @@ final class DeleteCommand(
         log.info(s"Table $table: DELETE matched no rows; nothing committed.")
         return DeleteResult(0L, -1L)
       }
-      val commitInfo = rowIds.filter(_ => !dvMode && rewritten.nonEmpty).map { _ =>
-        val body = Action.mapper.createObjectNode()
-        body.putObject("tags").put("delta.rowTracking.preserved", "true")
-        CommitInfo(body)
-      }
+      val commitInfo = rowIds.filter(_ => !dvMode && rewritten.nonEmpty).map(_ => DmlSupport.rowTrackingPreserved)
       val op = Operation.delete(predicateSql).withMetrics(metrics.operationMetrics)
       takeBeforeCommitHook().foreach(_(path))
       val version = txn.commit(commitInfo.toSeq ++ actions, op)
       DeleteResult(numDeleted.getOrElse(-1L), version)
     } catch {
       case NonFatal(e) =>
-        // A commit file that landed before the failure (e.g. while reading the new snapshot) keeps its files.
-        if (!txn.committed && !WriteIntoDeltalog.inLog(deltaLog, txn)) {
-          writer.deleteFiles(written)
-          dvFile.foreach(p => try p.getFileSystem(hadoopConf).delete(p, false) catch { case NonFatal(_) => })
-        }
+        DmlSupport.cleanUpAfterFailure(txn, writer, written, dvFile, hadoopConf)
         throw e
     }
-  }
-
-  /** `condition` resolved against the table's columns (an empty relation with the table's schema). */
-  private def resolve(c: Column, schema: StructType, table: String): Expression = {
-    val plainSchema = StructType(schema.fields.map(f => f.copy(metadata = org.apache.spark.sql.types.Metadata.empty)))
-    val empty = spark.createDataFrame(spark.sparkContext.emptyRDD[Row], plainSchema)
-    val analyzed = try empty.where(c).asInstanceOf[ClassicDataset[_]].queryExecution.analyzed catch {
-      case e: org.apache.spark.sql.AnalysisException => throw new InvalidWriteException("DELTA_INVALID_DELETE_CONDITION",
-        table, s"Table $table: the DELETE condition cannot be resolved against the table's columns " +
-          s"(${schema.fieldNames.mkString(", ")}): ${e.getMessage}")
-    }
-    val e = analyzed.collectFirst { case Filter(cond, _) => cond }.getOrElse(
-      throw new IllegalStateException(s"no filter in the analyzed plan of the DELETE condition: $analyzed"))
-    if (e.exists(_.isInstanceOf[SubqueryExpression])) {
-      throw new InvalidWriteException("DELTA_UNSUPPORTED_SUBQUERY", table,
-        s"Table $table: subqueries are not supported in the DELETE condition (${conditionSql(e)}); nothing was deleted.")
-    }
-    if (!e.deterministic) {
-      throw new InvalidWriteException("DELTA_NON_DETERMINISTIC_FUNCTION_NOT_SUPPORTED", table,
-        s"Table $table: the DELETE condition ${conditionSql(e)} is not deterministic; nothing was deleted.")
-    }
-    e
   }
 }
 
 object DeleteCommand {
   private val log = LoggerFactory.getLogger(classOf[DeleteCommand])
-  val AppendOnlyKey = "delta.appendOnly"
-  val EnableDvKey = "delta.enableDeletionVectors"
 
   @volatile private var beforeCommitHook: Option[String => Unit] = None
 
   /**
-   * Test hook: `hook(path)` runs once, in the next DELETE, after its files were read and written
+   * Test hook: `hook(path)` runs once, in the next DELETE, UPDATE or MERGE, after its files were read and written
    * and right before its commit, so that a test can land a competing commit there deterministically.
    */
   def setBeforeCommitHook(hook: String => Unit): Unit = synchronized { beforeCommitHook = Option(hook) }
@@ -283,63 +239,9 @@ object DeleteCommand {
     val h = beforeCommitHook; beforeCommitHook = None; h
   }
 
-  /**
-   * A resolved condition as delta-spark 4.4 logs it in `operationParameters.predicate`: the
-   * expression's string form after constant folding (`(id#12L > 5)`, `((id#3L > 5) AND (name#4 = x))`,
-   * attribute ids included), `true` for no condition.
-   */
-  def predicateText(e: Expression): String =
-    e.transformUp {
-      case x if x.foldable && !x.isInstanceOf[Literal] && x.deterministic =>
-        try Literal.create(x.eval(), x.dataType) catch { case NonFatal(_) => x }
-    }.toString
+  /** Runs (and clears) the hook, if set; every row-level statement calls it right before its commit. */
+  private[commands] def runBeforeCommitHook(path: String): Unit = takeBeforeCommitHook().foreach(_(path))
 
-  /** The SQL of a resolved condition without qualifiers (for deltalog's own predicate parser). */
-  private def conditionSql(e: Expression): String =
-    e.transform { case a: AttributeReference => a.withQualifier(Nil) }.sql
-
-  /** `e` with its attribute references turned back into names (to be resolved against another plan). */
-  def unresolve(e: Expression): Expression =
-    e.transform { case a: AttributeReference => UnresolvedAttribute(Seq(a.name)) }
-
-  /** The conjuncts of `e` on partition columns only that the log's predicate parser understands. */
-  private def partitionPredicates(e: Expression, partitionCols: Set[String]): Seq[LogPredicate] = {
-    def conjuncts(x: Expression): Seq[Expression] = x match {
-      case And(l, r) => conjuncts(l) ++ conjuncts(r)
-      case other => Seq(other)
-    }
-    conjuncts(e).filter(c => c.references.nonEmpty &&
-      c.references.forall(a => partitionCols.contains(a.name.toLowerCase(Locale.ROOT))))
-      .flatMap(c => try Some(PredicateParser.parse(conditionSql(c))) catch { case NonFatal(_) => None })
-  }
-
-  /** Materialized row tracking columns when the rewritten rows must keep their ids. */
-  private def rowIdColumns(txn: OptimisticTransaction, table: String): Option[TouchedFiles.RowIds] = {
-    if (!RowTracking.assignsIds(txn.protocol, txn.metadata)) return None
-    val c = txn.metadata.configuration
-    (c.get(RowTracking.MaterializedRowIdColumnNameKey), c.get(RowTracking.MaterializedRowCommitVersionColumnNameKey)) match {
-      case (Some(id), Some(v)) => Some(TouchedFiles.RowIds(id, v))
-      case _ if RowTracking.isEnabled(txn.protocol, txn.metadata) =>
-        throw new InvalidWriteException("DELTA_ROW_TRACKING_MATERIALIZED_COLUMNS_MISSING", table,
-          s"Table $table has row tracking enabled but its configuration lacks the materialized column names " +
-            s"(${RowTracking.MaterializedRowIdColumnNameKey}, ${RowTracking.MaterializedRowCommitVersionColumnNameKey}); " +
-            "rewritten rows could not keep their row ids. Nothing was deleted.")
-      case _ => None
-    }
-  }
-
-  /** The stats of a file that gets a deletion vector: bounds no longer tight. */
-  private def looseBounds(stats: String): String = try {
-    val n = Action.mapper.readTree(stats).asInstanceOf[ObjectNode]
-    n.put("tightBounds", false)
-    Action.mapper.writeValueAsString(n)
-  } catch { case NonFatal(_) => stats }
-
-  /** (file key, matching rows) of `rows` (columns of [[TouchedFiles]]), bitmaps built on the executors. */
-  private def collectBitmaps(rows: DataFrame): Seq[(String, RoaringBitmapArray)] = {
-    val pairs = rows.select(col(TouchedFiles.FileColumn), col(TouchedFiles.RowIndexColumn)).rdd
-      .map(r => r.getString(0) -> r.getLong(1))
-    pairs.groupByKey().mapValues(it => RoaringBitmapArray.fromIterator(it.iterator).serialize).collect()
-      .toSeq.map { case (k, bytes) => k -> RoaringBitmapArray.deserialize(bytes) }
-  }
+  /** See [[DmlSupport.unresolve]]. */
+  def unresolve(e: Expression): Expression = DmlSupport.unresolve(e)
 }

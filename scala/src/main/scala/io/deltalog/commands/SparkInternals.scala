@@ -9,4 +9,5 @@ import org.apache.spark.sql.classic.ExpressionUtils
 /** Catalyst expressions as DataFrame columns (the write path's rule checks and identity values). */
 object SparkInternals {
   def column(e: Expression): Column = ExpressionUtils.column(e)
+  def expression(c: Column): Expression = ExpressionUtils.expression(c)
 }

@@ -100,7 +100,7 @@ final class WriteIntoDeltalog(
         val current = parseSchema(m.schemaString)
         val merged = WriteSchema.mergedSchema(current, data.schema, options.mergeSchema, table, version)
         if (merged == current) None
-        else Some(withColumnMapping(m.copy(schemaString = merged.json)))
+        else Some(WriteIntoDeltalog.withColumnMapping(m.copy(schemaString = merged.json)))
       }
     val meta = newMetadata.getOrElse(old.get)
     val schema = parseSchema(meta.schemaString)
@@ -226,16 +226,7 @@ final class WriteIntoDeltalog(
         configuration = options.tableProperties ++ statement.tableProperties, description = statement.description,
         createdTime = Some(System.currentTimeMillis()))
     }
-    withColumnMapping(base)
-  }
-
-  /** Ids and physical names for fields that have none, when column mapping is on. */
-  private def withColumnMapping(m: Metadata): Metadata = {
-    if (!ColumnMappingWriter.enabled(m.configuration)) m
-    else {
-      val (s, maxId) = ColumnMappingWriter.assignIds(parseSchema(m.schemaString), m.configuration)
-      m.copy(schemaString = s.json, configuration = m.configuration + (ColumnMappingWriter.MaxIdKey -> maxId.toString))
-    }
+    WriteIntoDeltalog.withColumnMapping(base)
   }
 
   private def resolveName(schema: StructType, name: String, table: String): String =
@@ -245,6 +236,15 @@ final class WriteIntoDeltalog(
 }
 
 object WriteIntoDeltalog {
+  /** Ids and physical names for fields that have none, when column mapping is on. */
+  def withColumnMapping(m: Metadata): Metadata = {
+    if (!ColumnMappingWriter.enabled(m.configuration)) m
+    else {
+      val (s, maxId) = ColumnMappingWriter.assignIds(parseSchema(m.schemaString), m.configuration)
+      m.copy(schemaString = s.json, configuration = m.configuration + (ColumnMappingWriter.MaxIdKey -> maxId.toString))
+    }
+  }
+
   /**
    * True when a commit of `txn` is in the log (a failure after its commit file was written, e.g.
    * while reading the new snapshot): its data files must then stay.

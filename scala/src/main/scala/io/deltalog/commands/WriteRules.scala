@@ -53,13 +53,7 @@ private[commands] object WriteRules {
                 s"($IdentityAllowExplicit is false). Leave the column out of the data and values are assigned.")
           }
           WriteSchema.align(WriteSchema.column(df.name), df.dataType, f.dataType).as(f.name)
-        case None if isIdentity(f) =>
-          val (start, step, hwm) = identityParams(f)
-          val base = hwm.map(h => try Math.addExact(h, step) catch {
-            case _: ArithmeticException => throw new ConstraintViolationException("DELTA_IDENTITY_OVERFLOW", table,
-              s"identity column ${f.name}", s"highWaterMark $h", "No more values fit in a long.")
-          }).getOrElse(start)
-          SparkInternals.column(IdentityValues(base, step, table, f.name)).cast(f.dataType).as(f.name)
+        case None if isIdentity(f) => identityValues(f, table).as(f.name)
         case None => lit(null).cast(f.dataType).as(f.name)
       }
     }
@@ -70,6 +64,16 @@ private[commands] object WriteRules {
       }
     }
     out
+  }
+
+  /** The next values of identity column `f` (above its high water mark), one per row. */
+  def identityValues(f: StructField, table: String): Column = {
+    val (start, step, hwm) = identityParams(f)
+    val base = hwm.map(h => try Math.addExact(h, step) catch {
+      case _: ArithmeticException => throw new ConstraintViolationException("DELTA_IDENTITY_OVERFLOW", table,
+        s"identity column ${f.name}", s"highWaterMark $h", "No more values fit in a long.")
+    }).getOrElse(start)
+    SparkInternals.column(IdentityValues(base, step, table, f.name)).cast(f.dataType)
   }
 
   /**

@@ -21,18 +21,32 @@ import io.deltalog.spark.read.DeltalogReader
  * Resolution rule of the session extension: a read of a [[DeltalogTable]] (a table named in SQL or
  * `spark.table`, ``deltalog.`/path` ``) becomes the connector's file-source relation over the
  * table's snapshot, with the attributes the analyzer already gave the table's columns. A resolved
- * `DELETE` becomes [[DeltalogDeleteCommand]]; UPDATE and MERGE are refused here until they are
- * built, before anything runs.
+ * `DELETE`, `UPDATE` and `MERGE` become [[DeltalogDeleteCommand]], [[DeltalogUpdateCommand]] and
+ * [[DeltalogMergeCommand]].
  * `ALTER TABLE ... ADD CONSTRAINT ... CHECK` / `DROP CONSTRAINT` become deltalog's commands (matched
  * before the relation inside Spark's `AddCheckConstraint` is turned into a read).
  */
 class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    // the targets of row-level statements not resolved yet stay V2 relations (their commands need them)
+    val targets: Seq[LogicalPlan] = plan.collect {
+      case d: DeleteFromTable => EliminateSubqueryAliases(d.table)
+      case u: UpdateTable => EliminateSubqueryAliases(u.table)
+      case m: MergeIntoTable => EliminateSubqueryAliases(m.targetTable)
+    }
+    def isTarget(r: LogicalPlan): Boolean = targets.exists(_ eq r)
+    rewrite(plan, isTarget)
+  }
+
+  private def rewrite(plan: LogicalPlan, isTarget: LogicalPlan => Boolean): LogicalPlan = plan.resolveOperatorsDown {
     case d @ DeleteFromTable(target, cond) if isDeltalog(target) && d.resolved =>
       val table = EliminateSubqueryAliases(target) match { case DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => t }
       DeltalogDeleteCommand(table, Option(cond).filterNot(_ == Literal.TrueLiteral))
-    case u: UpdateTable if isDeltalog(u.table) => throw DeltalogAnalysis.notYet("UPDATE", u.table)
-    case m: MergeIntoTable if isDeltalog(m.targetTable) => throw DeltalogAnalysis.notYet("MERGE", m.targetTable)
+    case u: UpdateTable if u.resolved && isDeltalog(u.table) => DeltalogDml.update(u, DeltalogDml.deltalogTable(u.table).get)
+    // under schema evolution Spark leaves assignments to columns the target lacks unresolved
+    case m: MergeIntoTable if isDeltalog(m.targetTable) && m.targetTable.resolved && m.sourceTable.resolved &&
+        (m.resolved || m.withSchemaEvolution) =>
+      DeltalogDml.merge(m, DeltalogDml.deltalogTable(m.targetTable).get)
     case ShowCreateTable(ResolvedTable(_, _, t: DeltalogTable, _), _, output) => ShowCreateTableCommand(t, output)
     case a: AddCheckConstraint if deltalogTable(a.child).isDefined =>
       AddConstraint.command(deltalogTable(a.child).get, a.checkConstraint)
@@ -42,6 +56,7 @@ class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
     case o @ OverwritePartitionsDynamic(DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _), query, options, _, _, _)
         if o.resolved =>
       WriteIntoDeltalogCommand(t, query, options + (WriteOptions.PartitionOverwriteMode -> "dynamic"))
+    case r: DataSourceV2Relation if isTarget(r) => r
     case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) if DeltalogAnalysis.readsChangeFeed(r) =>
       DeltalogAnalysis.changeFeed(session, t, r)
     case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => DeltalogAnalysis.relation(session, t, r.output)
@@ -85,16 +100,6 @@ object DeltalogAnalysis {
     val options = org.apache.spark.sql.catalyst.util.CaseInsensitiveMap(r.options.asCaseSensitiveMap().asScala.toMap)
     LogicalRelation(io.deltalog.spark.read.ChangeFeedReader.createRelation(session, t.path, options,
       DeltalogReader.hadoopConf(session, t.options)))
-  }
-
-  private def notYet(statement: String, target: LogicalPlan): InvalidWriteException = {
-    val name = EliminateSubqueryAliases(target) match {
-      case DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => t.name()
-      case _ => "the table"
-    }
-    new InvalidWriteException("DELTA_UNSUPPORTED_STATEMENT", name,
-      s"$statement on deltalog table $name is not supported yet; nothing was changed. Rewrite the rows with " +
-        "INSERT OVERWRITE / replaceWhere, or wait for deltalog's DML.")
   }
 }
 

@@ -45,6 +45,23 @@ object Operation {
   def delete(predicates: Seq[String] = Nil): Operation =
     Operation("DELETE", Map("predicate" -> jsSeq(predicates)))
 
+  /** `UPDATE` with its condition as delta-spark logs it (none: `[]`). */
+  def update(predicates: Seq[String] = Nil): Operation =
+    Operation("UPDATE", Map("predicate" -> jsSeq(predicates)))
+
+  /**
+   * `MERGE`: the merge condition and, per clause kind, a JSON array of `{"actionType": …[, "predicate": …]}`
+   * objects (delta-spark's `matchedPredicates`, `notMatchedPredicates`, `notMatchedBySourcePredicates`).
+   */
+  def merge(predicate: String, matched: Seq[(String, Option[String])], notMatched: Seq[(String, Option[String])],
+      notMatchedBySource: Seq[(String, Option[String])]): Operation = {
+    def clauses(cs: Seq[(String, Option[String])]): String = cs.map { case (action, cond) =>
+      (cond.map(c => s"${js("predicate")}:${js(c)},").getOrElse("") + s"${js("actionType")}:${js(action)}")
+    }.map("{" + _ + "}").mkString("[", ",", "]")
+    Operation("MERGE", Map("predicate" -> jsSeq(Seq(predicate)), "matchedPredicates" -> clauses(matched),
+      "notMatchedPredicates" -> clauses(notMatched), "notMatchedBySourcePredicates" -> clauses(notMatchedBySource)))
+  }
+
   def manualUpdate: Operation = Operation("Manual Update")
 
   def setTableProperties(properties: Map[String, String]): Operation =

@@ -1,0 +1,164 @@
+"""MERGE benchmark (issue 27 targets): the merge cases delta-spark and delta-rs use (delta-spark PR 1835,
+delta-rs ``crates/benchmarks``), deltalog beside delta-spark 4.4 on the same Spark.
+
+Data: TPC-DS ``store_sales`` generated offline with DuckDB's ``tpcds`` extension (the
+``duckdb-extension-tpcds`` wheel; ``CALL dsdgen(sf=…)``, 2.88M rows at sf=1), key
+``(ss_item_sk, ss_ticket_number)``. Each case's source is built in DuckDB from the target: a
+``matched`` fraction of the target's rows (``ss_quantity`` changed) plus a ``not matched`` fraction of
+rows with new ticket numbers.
+
+Cases (``MERGE INTO t USING s ON t.ss_item_sk = s.ss_item_sk AND t.ss_ticket_number = s.ss_ticket_number``):
+  upsert_<m>      matched fraction m (0.0001, 0.01, 0.1, 0.5) updated, not-matched 0.05 inserted
+  delete_only     matched 0.05 deleted  (WHEN MATCHED THEN DELETE)
+  insert_only     not-matched 0.05 inserted  (WHEN NOT MATCHED THEN INSERT *)
+  update_only     matched 0.05 updated (WHEN MATCHED THEN UPDATE SET *)
+each copy-on-write and with deletion vectors. Each engine writes its own target table once per mode
+(its own writer, 20 files); every run merges into a fresh copy of that table's folder. Each engine
+runs in its own Spark process (``integration/peers.py``: local[2], UI off, 6 GB driver). Before any
+time is reported the merged tables' row count and an order-independent checksum must be equal between
+the engines.
+
+    .venv/bin/python benchmarks/merge_bench.py [--sf 1] [--runs 1] [--cases upsert_0.0001,...] [--out benchmarks/RESULTS.md]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, HERE)
+
+import side_by_side  # noqa: E402
+
+KEY = "t.ss_item_sk = s.ss_item_sk AND t.ss_ticket_number = s.ss_ticket_number"
+CASES = {  # name -> (matched fraction, not-matched fraction, clauses)
+    "upsert_0.0001": (0.0001, 0.05, "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
+    "upsert_0.01": (0.01, 0.05, "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
+    "upsert_0.1": (0.1, 0.05, "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
+    "upsert_0.5": (0.5, 0.05, "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
+    "delete_only": (0.05, 0.0, "WHEN MATCHED THEN DELETE"),
+    "insert_only": (0.0, 0.05, "WHEN NOT MATCHED THEN INSERT *"),
+    "update_only": (0.05, 0.0, "WHEN MATCHED THEN UPDATE SET *"),
+}
+
+SETUP = """
+path, fmt, dv = args["path"], args["fmt"], args["dv"]
+(spark.read.parquet(args["data"]).repartition(20).write.format(fmt)
+    .option("delta.enableDeletionVectors", str(dv).lower()).save(path))
+prefix = 'deltalog' if fmt == 'deltalog' else 'delta'
+spark.sql(f"ALTER TABLE {prefix}.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = '{str(dv).lower()}')")
+result = spark.read.format(fmt).load(path).count()
+"""
+
+MERGE = """
+import time
+prefix = 'deltalog' if args['fmt'] == 'deltalog' else 'delta'
+spark.read.parquet(args["source"]).createOrReplaceTempView("src")
+t0 = time.perf_counter()
+out = spark.sql(f"MERGE INTO {prefix}.`{args['path']}` t USING src s ON {args['key']} {args['clauses']}").collect()
+took = time.perf_counter() - t0
+df = spark.read.format(args["fmt"]).load(args["path"])
+check = df.selectExpr("count(*) AS n", "sum(hash(ss_item_sk, ss_ticket_number, ss_quantity)) AS h").collect()[0]
+result = {"time": took, "out": [list(r) for r in out], "n": check.n, "h": check.h}
+"""
+
+
+def generate(root: Path, sf: float) -> Path:
+    """store_sales at scale factor ``sf`` as Parquet (DuckDB + tpcds extension, offline)."""
+    import duckdb
+    import duckdb_extension_tpcds
+    ext = Path(duckdb_extension_tpcds.__file__).parent / "extensions" / f"v{duckdb.__version__}" / "tpcds.duckdb_extension"
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.execute(f"LOAD '{ext}'")
+    con.execute(f"CALL dsdgen(sf={sf})")
+    out = root / "store_sales.parquet"
+    con.execute(f"COPY (SELECT * FROM store_sales) TO '{out}' (FORMAT PARQUET)")
+    return out
+
+
+def make_source(target: Path, out: Path, matched: float, not_matched: float, seed: int) -> int:
+    """The source of a case: ``matched`` of the target's rows (quantity changed) and ``not_matched``
+    rows with new ticket numbers."""
+    import duckdb
+    con = duckdb.connect()
+    con.execute(f"SELECT setseed({seed / 1000})")
+    parts = []
+    if matched:
+        parts.append(f"SELECT * REPLACE (coalesce(ss_quantity, 0) + 1 AS ss_quantity) FROM read_parquet('{target}') "
+                     f"WHERE random() < {matched}")
+    if not_matched:
+        parts.append(f"SELECT * REPLACE (ss_ticket_number + 1000000000 AS ss_ticket_number) FROM read_parquet('{target}') "
+                     f"WHERE random() < {not_matched}")
+    con.execute(f"COPY ({' UNION ALL '.join(parts)}) TO '{out}' (FORMAT PARQUET)")
+    return con.execute(f"SELECT count(*) FROM read_parquet('{out}')").fetchone()[0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sf", type=float, default=1.0)
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--modes", default="cow,dv")
+    ap.add_argument("--out", help="append the markdown report to this file")
+    a = ap.parse_args()
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from peers import SparkPeer
+    cases = [c.strip() for c in a.cases.split(",") if c.strip()]
+    modes = [m.strip() == "dv" for m in a.modes.split(",")]
+    load_start = os.getloadavg()[0]
+    res, sizes = {}, {}
+    with tempfile.TemporaryDirectory() as tmp, SparkPeer("deltalog", driver_memory="6g") as dl, \
+            SparkPeer("delta-spark", driver_memory="6g") as ds:
+        root = Path(tmp)
+        data = generate(root, a.sf)
+        sources = {}
+        for i, c in enumerate(cases):
+            m, nm, _ = CASES[c]
+            sources[c] = root / f"src-{c}.parquet"
+            sizes[c] = make_source(data, sources[c], m, nm, seed=i + 1)
+        peers = (("deltalog", dl, "deltalog"), ("delta-spark", ds, "delta"))
+        for dv in modes:
+            bases = {}
+            for engine, peer, fmt in peers:
+                bases[engine] = root / f"{engine}-{'dv' if dv else 'cow'}"
+                n_rows = peer.run(SETUP, path=str(bases[engine]), fmt=fmt, dv=dv, data=str(data))
+            for c in cases:
+                for engine, peer, fmt in peers:
+                    times, last = [], None
+                    for r in range(a.runs):
+                        work = root / f"work-{engine}"
+                        shutil.rmtree(work, ignore_errors=True)
+                        shutil.copytree(bases[engine], work)
+                        last = peer.run(MERGE, path=str(work), fmt=fmt, source=str(sources[c]), key=KEY,
+                                        clauses=CASES[c][2])
+                        times.append(last["time"])
+                    res[(c, dv, engine)] = dict(last, times=times)
+                o, t = res[(c, dv, "deltalog")], res[(c, dv, "delta-spark")]
+                assert (o["n"], o["h"], o["out"]) == (t["n"], t["h"], t["out"]), (c, dv, o, t)
+                print(c, "dv" if dv else "cow", f"{o['time']:.2f}s vs {t['time']:.2f}s", flush=True)
+    load = f"load average {load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end"
+    import statistics
+    lines = ["", "## MERGE, TPC-DS store_sales (benchmarks/merge_bench.py)", "",
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {load}; store_sales sf={a.sf:g} "
+             f"({n_rows:,} rows, 20 files per engine's own writer); median of {a.runs} run(s) per case, each on a "
+             "fresh copy of the target (first run in brackets); result rows, row count and checksum equal between "
+             f"the engines in every case; command: `python benchmarks/merge_bench.py --sf {a.sf:g} --runs {a.runs}`", "",
+             "| case | source rows | mode | deltalog s | delta-spark s | deltalog / delta-spark |", "|---|---|---|---|---|---|"]
+    for dv in modes:
+        for c in cases:
+            o, t = res[(c, dv, "deltalog")], res[(c, dv, "delta-spark")]
+            cell = side_by_side.cells({"median": statistics.median(o["times"]), "first": o["times"][0]},
+                                      {"median": statistics.median(t["times"]), "first": t["times"][0]})
+            lines.append(f"| {c} | {sizes[c]:,} | {'deletion vectors' if dv else 'copy-on-write'} | {cell} |")
+    side_by_side.emit(lines, a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

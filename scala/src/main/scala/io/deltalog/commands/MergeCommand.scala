@@ -1,0 +1,389 @@
+package io.deltalog.commands
+
+import java.util.Locale
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.sql.{AnalysisException, Column, DataFrame}
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeSet, EqualTo, Expression, GreaterThanOrEqual,
+  LessThanOrEqual, Literal}
+import org.apache.spark.sql.catalyst.plans.logical.Join
+import org.apache.spark.sql.classic.{Dataset => ClassicDataset, SparkSession => ClassicSession}
+import org.apache.spark.sql.deltalog.SparkInternals
+import org.apache.spark.sql.functions._
+import org.apache.spark.sql.types.{BooleanType, IntegerType, StructType}
+import org.apache.spark.storage.StorageLevel
+import org.slf4j.LoggerFactory
+
+import io.deltalog.actions.{AddFile, Metadata}
+import io.deltalog.log.DeltaLog
+import io.deltalog.txn.Operation
+
+/** The outcome of a MERGE (delta-spark's result row) and the committed version (-1: nothing committed). */
+final case class MergeResult(numUpdated: Long, numDeleted: Long, numInserted: Long, version: Long) {
+  def numAffected: Long = numUpdated + numDeleted + numInserted
+}
+
+/**
+ * `MERGE INTO target USING source ON condition WHEN …`: one transaction applying the clauses
+ * (digest and delta-spark semantics):
+ *
+ *  - A target row and a source row satisfying `condition` are *matched*: the first `WHEN MATCHED`
+ *    clause whose condition holds updates or deletes the target row. A target row matched by more
+ *    than one source row for which a matched clause applies fails the statement with
+ *    `DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE` (nothing written), except when the only
+ *    matched clause is an unconditional DELETE.
+ *  - A source row matching no target row goes to the first `WHEN NOT MATCHED` clause whose
+ *    condition holds (INSERT); a target row matching no source row to the first
+ *    `WHEN NOT MATCHED BY SOURCE` clause (UPDATE or DELETE).
+ *  - Every clause but the last of each kind must have a condition.
+ *
+ * Execution: conjuncts of `condition` on target columns only prune files by partition values and
+ * statistics, and an equality `target.k = source.k` prunes by the source keys' range. Pass 1 joins
+ * the candidate files' rows with the source (inner, or left outer with not-matched-by-source clauses)
+ * to find the files holding changed rows (and, with not-matched clauses, matched rows); pass 2
+ * joins only those files with the source (left or full outer) and writes the result
+ * ([[RowLevelRewrite]]: copy-on-write or deletion vectors, change data, row tracking). A MERGE with
+ * only not-matched clauses anti-joins the source with the candidate rows and appends.
+ *
+ * Schema evolution (`withSchemaEvolution`, or `spark.databricks.delta.schema.autoMerge.enabled`):
+ * source columns (and nested fields) that `UPDATE SET *` / `INSERT *` would write and the target
+ * lacks are added to the table's schema in the same commit.
+ *
+ * @param source      the source rows; column references in conditions and values resolve against
+ *                    the target (qualified by `targetAlias` when given) and the source (by its own alias)
+ */
+final class MergeCommand(
+    spark: ClassicSession,
+    path: String,
+    source: DataFrame,
+    targetAlias: Option[String],
+    condition: Column,
+    clauses: Seq[MergeClause],
+    schemaEvolution: Boolean = false,
+    tableName: Option[String] = None,
+    hadoopOptions: Map[String, String] = Map.empty) {
+  import MergeCommand._
+  import RowChanges._
+
+  private def lc(s: String) = s.toLowerCase(Locale.ROOT)
+
+  def run(): MergeResult = {
+    val started = System.nanoTime()
+    checkClauses(tableName.getOrElse(path))
+    val DmlSupport.Opened(hadoopConf, deltaLog, table, txn) = DmlSupport.open(spark, path, tableName, hadoopOptions, "MERGE")
+    val evolve = schemaEvolution ||
+      spark.conf.getOption(AutoMergeKey).exists(_.trim.equalsIgnoreCase("true"))
+    val sourceSchema = source.schema
+    val evolved: Option[Metadata] = if (!evolve || !clauses.exists(_.star)) None else {
+      val current = WriteIntoDeltalog.parseSchema(txn.metadata.schemaString)
+      val merged = WriteSchema.mergedSchema(current, sourceSchema, mergeSchema = true, table, txn.readVersion)
+      if (merged == current) None
+      else Some(WriteIntoDeltalog.withColumnMapping(txn.metadata.copy(schemaString = merged.json)))
+    }
+    val rw = new RowLevelRewrite(spark, txn, hadoopConf, table, "MERGE", evolved)
+    val schema = rw.schema
+    val alias = targetAlias.getOrElse(DefaultTargetAlias)
+
+    // a source that is not deterministic is read once (it is joined twice)
+    val materialize = !source.asInstanceOf[ClassicDataset[_]].queryExecution.analyzed.deterministic
+    val materializeStart = System.nanoTime()
+    val src = if (materialize) source.persist(StorageLevel.MEMORY_AND_DISK) else source
+    if (materialize) src.count()
+    val materializeTimeMs = if (materialize) (System.nanoTime() - materializeStart) / 1000000L else 0L
+    try {
+      val sourceRows = spark.sparkContext.longAccumulator("deltalog merge source rows")
+      val counting = udf(() => { sourceRows.add(1L); true }).asNondeterministic()
+      val s = src.withColumn(SourceMark, lit(true))
+      def target(rows: DataFrame): DataFrame = rows.withColumn(TargetMark, lit(true)).as(alias)
+      def old(name: String): Column = SparkInternals.column(UnresolvedAttribute(Seq(alias, name)))
+
+      // ---------------------------------------------------------- the condition, resolved once
+      val (joinCond, targetAttrs, sourceAttrs) = analyzeCondition(target(rw.reader.read(Nil)), s, table)
+      DmlSupport.checkPlain(joinCond, table, "MERGE", "search condition")
+      val targetOnly = DmlSupport.conjuncts(joinCond).filter(c => c.references.nonEmpty &&
+        c.references.subsetOf(targetAttrs))
+
+      // ---------------------------------------------------------- clause columns
+      val assign = new Assignments(spark, schema, table, "MERGE")
+      val indexed = clauses.zipWithIndex
+      def cond(c: MergeClause): Column = c.condition.map(x => coalesce(x, lit(false))).getOrElse(lit(true))
+      def firstOf(kind: String): Column = {
+        val cs = indexed.filter(_._1.kind == kind)
+        if (cs.isEmpty) lit(null).cast(IntegerType)
+        else cs.tail.foldLeft(when(cond(cs.head._1), lit(cs.head._2))) { case (acc, (c, i)) => acc.when(cond(c), lit(i)) }
+      }
+      val tP = col(TargetMark).isNotNull
+      val sP = col(SourceMark).isNotNull
+      val clauseIdx = when(tP && sP, firstOf(MergeClause.Matched)).when(tP, firstOf(MergeClause.NotMatchedBySource))
+        .otherwise(firstOf(MergeClause.NotMatched))
+      def byIndex(value: (MergeClause, Int) => Option[Column], default: Column): Column = {
+        val cases = indexed.flatMap { case (c, i) => value(c, i).map(v => (i, v)) }
+        if (cases.isEmpty) default
+        else cases.tail.foldLeft(when(col(ClauseColumn) === cases.head._1, cases.head._2)) {
+          case (acc, (i, v)) => acc.when(col(ClauseColumn) === i, v)
+        }.otherwise(default)
+      }
+      val actionCol = byIndex((c, _) => Some(lit(actionCode(c))), when(tP, lit(Keep)).otherwise(lit(Ignore)))
+      val bySourceCol = byIndex((c, _) => Some(lit(c.kind == MergeClause.NotMatchedBySource)), lit(false))
+      val assignedIdentity = scala.collection.mutable.Set[String]()
+      lazy val newValuesCol = byIndex((c, _) => c.action match {
+        case "delete" => None
+        case "update" => Some(assign.updated(updateAssignments(c, schema, sourceSchema, s, evolve, table), old))
+        case _ =>
+          val a = insertAssignments(c, schema, sourceSchema, s, evolve, table)
+          assignedIdentity ++= a.map(x => lc(x._1))
+          Some(assign.inserted(a, f => WriteRules.identityValues(f, table)))
+      }, lit(null))
+      val anyMatchedCond = indexed.filter(_._1.kind == MergeClause.Matched).map(x => cond(x._1))
+        .reduceOption(_ || _).getOrElse(lit(false))
+      val targetCols: Seq[Column] = schema.fieldNames.toSeq.map(n => old(n).as(n)) ++
+        rw.rowIds.toSeq.flatMap(r => Seq(old(r.idColumn).as(r.idColumn), old(r.versionColumn).as(r.versionColumn))) ++
+        Seq(old(TouchedFiles.FileColumn).as(TouchedFiles.FileColumn),
+          old(TouchedFiles.RowIndexColumn).as(TouchedFiles.RowIndexColumn))
+
+      val matchedClauses = clauses.filter(_.kind == MergeClause.Matched)
+      val notMatchedClauses = clauses.filter(_.kind == MergeClause.NotMatched)
+      val bySourceClauses = clauses.filter(_.kind == MergeClause.NotMatchedBySource)
+      val multiMatchAllowed = matchedClauses.size == 1 && matchedClauses.head.action == "delete" &&
+        matchedClauses.head.condition.isEmpty
+
+      // ---------------------------------------------------------- candidate files
+      val candidates0 = txn.filterFiles(targetOnly.flatMap(c => DmlSupport.partitionPredicates(c, rw.partitionCols)))
+      val tz = spark.sessionState.conf.sessionLocalTimeZone
+      val proofs = targetOnly.map(c => new StatsProof(c, rw.partitionCols, rw.physicalNames, tz)) ++
+        (if (bySourceClauses.nonEmpty) Nil else keyRangeProofs(joinCond, targetAttrs, sourceAttrs, s, rw, tz))
+      // not-matched-by-source clauses act on every target row: only partition pruning applies then
+      val candidates = if (bySourceClauses.nonEmpty) candidates0
+        else candidates0.filterNot(f => proofs.exists(_.prove(f)._2))
+
+      val scanStart = System.nanoTime()
+      val insertOnly = matchedClauses.isEmpty && bySourceClauses.isEmpty
+      var multi = false
+      val touched: Seq[rw.Touched] = if (insertOnly) Nil else {
+        val pass1 = (rows: DataFrame) => {
+          val joined = target(rows).join(s.filter(counting()), condition,
+            if (bySourceClauses.isEmpty) "inner" else "left_outer")
+          val acted = joined.select(col("*"), clauseIdx.as(ClauseColumn))
+            .select(old(TouchedFiles.FileColumn).as(TouchedFiles.FileColumn),
+              old(TouchedFiles.RowIndexColumn).as(TouchedFiles.RowIndexColumn),
+              actionCol.as(ActionColumn), bySourceCol.as(BySourceColumn), (tP && sP).as(MatchedColumn),
+              when(tP && sP && anyMatchedCond, 1).otherwise(0).as(MatchesColumn))
+          acted.groupBy(col(TouchedFiles.FileColumn), col(TouchedFiles.RowIndexColumn))
+            .agg(max(col(ActionColumn)).as(ActionColumn), max(col(BySourceColumn)).as(BySourceColumn),
+              max(col(MatchedColumn)).as(MatchedColumn), sum(col(MatchesColumn)).as(MatchesColumn))
+            .withColumn(ActionColumn, when(col(MatchesColumn) > 1 && !lit(multiMatchAllowed), lit(MultiMatch))
+              .otherwise(col(ActionColumn)))
+        }
+        val t = rw.findTouched(candidates, pass1,
+          alsoMatched = if (notMatchedClauses.nonEmpty) Some(col(MatchedColumn)) else None,
+          flagged = Some(col(ActionColumn) === MultiMatch))
+        if (t.exists(_.flagged > 0)) throw multipleMatches(table)
+        multi = multiMatchAllowed
+        t
+      }
+      val scanTimeMs = (System.nanoTime() - scanStart) / 1000000L
+
+      // ---------------------------------------------------------- pass 2 and the commit
+      val pass2: DataFrame => DataFrame = if (insertOnly) { _ =>
+        val anti = s.filter(counting()).join(target(rw.reader.read(candidates)), condition, "left_anti")
+        val blanks: Seq[Column] = schema.fields.toSeq.map(f => lit(null).cast(f.dataType).as(f.name)) ++
+          rw.rowIds.toSeq.flatMap(r => Seq(lit(null).cast("long").as(r.idColumn), lit(null).cast("long").as(r.versionColumn))) ++
+          Seq(lit(null).cast("string").as(TouchedFiles.FileColumn), lit(null).cast("long").as(TouchedFiles.RowIndexColumn))
+        anti.withColumn(TargetMark, lit(null).cast(BooleanType)).select(col("*"), clauseIdx.as(ClauseColumn))
+          .select(blanks ++ Seq(actionCol.as(ActionColumn), newValuesCol.as(NewValuesColumn)): _*)
+      } else { rows =>
+        val joined = target(rows).join(s, condition, if (notMatchedClauses.nonEmpty) "full_outer" else "left_outer")
+        val acted = joined.select(col("*"), clauseIdx.as(ClauseColumn))
+          .select(targetCols ++ Seq(actionCol.as(ActionColumn), newValuesCol.as(NewValuesColumn),
+            bySourceCol.as(BySourceColumn)): _*)
+        if (!multi) acted
+        else acted.withColumn(DedupColumn, when(col(TouchedFiles.FileColumn).isNull, monotonically_increasing_id()))
+          .dropDuplicates(TouchedFiles.FileColumn, TouchedFiles.RowIndexColumn, DedupColumn).drop(DedupColumn)
+      }
+      // evaluated for the identity columns inserts fill in
+      newValuesCol
+      val identity = if (notMatchedClauses.isEmpty) Nil else assign.identityColumns(assignedIdentity.toSet)
+      val predicate = DmlSupport.predicateText(joinCond)
+      val probe = target(rw.reader.read(Nil)).join(s, condition, "full_outer")
+      def clauseParams(cs: Seq[MergeClause]) = cs.map(c => (c.action, c.condition.map(x => conditionText(probe, x))))
+      val outcome = rw.commit(touched, pass2, withInserts = notMatchedClauses.nonEmpty, identityColumns = identity,
+        scanTimeMs = scanTimeMs,
+        op = o => Operation.merge(predicate, clauseParams(matchedClauses), clauseParams(notMatchedClauses),
+          clauseParams(bySourceClauses)).withMetrics(metrics(o, touched, sourceRows.value, started, materializeTimeMs)),
+        beforeCommit = () => DeleteCommand.runBeforeCommitHook(path))
+      outcome match {
+        case None =>
+          log.info(s"Table $table: MERGE changed no rows; nothing committed.")
+          MergeResult(0L, 0L, 0L, -1L)
+        case Some(o) => MergeResult(o.numUpdated, o.numDeleted, o.numInserted, o.version)
+      }
+    } finally {
+      if (materialize) src.unpersist()
+    }
+  }
+
+  /** delta-spark's rules on the clauses (at least one; every clause but the last of a kind has a condition). */
+  private def checkClauses(table: String): Unit = {
+    if (clauses.isEmpty) {
+      throw new InvalidWriteException("DELTA_MERGE_MISSING_WHEN", table,
+        s"Table $table: a MERGE needs at least one WHEN clause; nothing was changed.")
+    }
+    Seq(MergeClause.Matched -> "MATCHED", MergeClause.NotMatched -> "NOT_MATCHED",
+      MergeClause.NotMatchedBySource -> "NOT_MATCHED_BY_SOURCE").foreach { case (kind, code) =>
+      val cs = clauses.filter(_.kind == kind)
+      cs.dropRight(1).find(_.condition.isEmpty).foreach { c =>
+        throw new InvalidWriteException(s"DELTA_NON_LAST_${code}_CLAUSE_OMIT_CONDITION", table,
+          s"Table $table: when there is more than one ${c.title} clause in a MERGE, only the last one can omit " +
+            "the condition; nothing was changed. Add a condition, or move the clause last.")
+      }
+    }
+    clauses.foreach { c =>
+      val ok = c.kind match {
+        case MergeClause.NotMatched => c.action == "insert"
+        case _ => c.action != "insert"
+      }
+      if (!ok) throw new InvalidWriteException("DELTA_MERGE_INVALID_CLAUSE", table,
+        s"Table $table: ${c.title} cannot ${c.action.toUpperCase(Locale.ROOT)}; nothing was changed.")
+    }
+  }
+
+  /** The merge condition resolved over (target, source): (condition, target attributes, source attributes). */
+  private def analyzeCondition(t: DataFrame, s: DataFrame, table: String): (Expression, AttributeSet, AttributeSet) = {
+    val plan = try t.join(s, condition, "inner").asInstanceOf[ClassicDataset[_]].queryExecution.analyzed catch {
+      case e: AnalysisException => throw new InvalidWriteException("DELTA_MERGE_UNRESOLVED_EXPRESSION", table,
+        s"Table $table: the MERGE condition cannot be resolved against the target (${t.columns.filterNot(
+          _.startsWith("__deltalog")).mkString(", ")}) and the source (${s.columns.filterNot(_.startsWith("__deltalog"))
+          .mkString(", ")}): ${e.getMessage}")
+    }
+    plan.collectFirst { case j: Join => (j.condition.getOrElse(Literal.TrueLiteral), j.left.outputSet, j.right.outputSet) }
+      .getOrElse(throw new IllegalStateException(s"no join in the analyzed MERGE plan: $plan"))
+  }
+
+  /** A clause condition as delta-spark logs it in the MERGE's `operationParameters` (resolved over `joined`). */
+  private def conditionText(joined: DataFrame, c: Column): String =
+    try {
+      joined.where(c).asInstanceOf[ClassicDataset[_]].queryExecution.analyzed.collectFirst {
+        case org.apache.spark.sql.catalyst.plans.logical.Filter(e, _) => DmlSupport.predicateText(e)
+      }.getOrElse(SparkInternals.expression(c).sql)
+    } catch { case NonFatal(_) => SparkInternals.expression(c).sql }
+
+  /**
+   * For each equality `target.k = source.k` of the condition: a proof that a file holds no row
+   * with `k` in the source keys' range (computed with one aggregation over the source).
+   */
+  private def keyRangeProofs(cond: Expression, targetAttrs: AttributeSet, sourceAttrs: AttributeSet, s: DataFrame,
+      rw: RowLevelRewrite, tz: String): Seq[StatsProof] = {
+    val pairs: Seq[(Attribute, Attribute)] = DmlSupport.conjuncts(cond).collect {
+      case EqualTo(a: Attribute, b: Attribute) if targetAttrs.contains(a) && sourceAttrs.contains(b) => (a, b)
+      case EqualTo(b: Attribute, a: Attribute) if targetAttrs.contains(a) && sourceAttrs.contains(b) => (a, b)
+    }.filter { case (a, b) => a.dataType == b.dataType && StatsProof.comparable(a.dataType) &&
+      rw.schema.fieldNames.exists(n => lc(n) == lc(a.name)) }
+    if (pairs.isEmpty) return Nil
+    val aggs = pairs.flatMap { case (_, b) =>
+      val c = SparkInternals.column(b)
+      Seq(min(c), max(c))
+    }
+    val row = try s.agg(aggs.head, aggs.tail: _*).collect().head catch { case NonFatal(_) => return Nil }
+    pairs.zipWithIndex.flatMap { case ((a, _), i) =>
+      val (lo, hi) = (row.get(2 * i), row.get(2 * i + 1))
+      if (lo == null || hi == null) None
+      else {
+        val range = And(GreaterThanOrEqual(a, Literal.create(lo, a.dataType)), LessThanOrEqual(a, Literal.create(hi, a.dataType)))
+        Some(new StatsProof(range, rw.partitionCols, rw.physicalNames, tz))
+      }
+    }
+  }
+
+  /** The (target column, value) pairs of an update clause; `*` takes every target column from the source. */
+  private def updateAssignments(c: MergeClause, schema: StructType, sourceSchema: StructType, s: DataFrame,
+      evolve: Boolean, table: String): Seq[(Seq[String], Column)] =
+    if (!c.star) c.assignments
+    else starValues(c, schema, sourceSchema, s, evolve, table).map { case (n, v) => (Seq(n), v) }
+
+  private def insertAssignments(c: MergeClause, schema: StructType, sourceSchema: StructType, s: DataFrame,
+      evolve: Boolean, table: String): Seq[(String, Column)] =
+    if (!c.star) c.assignments.map { case (k, v) =>
+      if (k.size != 1) throw new InvalidWriteException("DELTA_MERGE_INVALID_INSERT_COLUMN", table,
+        s"Table $table: an INSERT clause of a MERGE names top-level columns only, not ${k.mkString(".")}.")
+      (k.head, v)
+    } else starValues(c, schema, sourceSchema, s, evolve, table)
+
+  /**
+   * `*`: each target column from the source column of the same name (nested fields aligned by
+   * name). A target column the source lacks is an error (delta-spark's `DELTA_MERGE_UNRESOLVED_EXPRESSION`),
+   * except generated and identity columns (computed) and, under schema evolution, any column (kept /
+   * null).
+   */
+  private def starValues(c: MergeClause, schema: StructType, sourceSchema: StructType, s: DataFrame,
+      evolve: Boolean, table: String): Seq[(String, Column)] =
+    schema.fields.toSeq.flatMap { f =>
+      sourceSchema.fields.find(sf => lc(sf.name) == lc(f.name)) match {
+        case Some(sf) =>
+          if (WriteRules.isIdentity(f) || WriteRules.generation(f).isDefined) None
+          else Some(f.name -> WriteSchema.align(s.col("`" + sf.name.replace("`", "``") + "`"), sf.dataType, f.dataType))
+        case None if evolve || WriteRules.isIdentity(f) || WriteRules.generation(f).isDefined => None
+        case None => throw new InvalidWriteException("DELTA_MERGE_UNRESOLVED_EXPRESSION", table,
+          s"Table $table: cannot resolve ${f.name} in the ${c.title} ${c.action.toUpperCase(Locale.ROOT)} * clause " +
+            s"given the source columns ${sourceSchema.fieldNames.mkString(", ")}; give the source that column, list " +
+            "the columns explicitly, or merge WITH SCHEMA EVOLUTION.")
+      }
+    }
+
+  private def metrics(o: RowLevelRewrite#Outcome, touched: Seq[RowLevelRewrite#Touched], sourceRows: Long,
+      started: Long, materializeTimeMs: Long): Map[String, String] = {
+    val updatedBySource = touched.map(_.updatedBySource).sum
+    val deletedBySource = touched.map(_.deletedBySource).sum
+    Map(
+      "numSourceRows" -> sourceRows,
+      "numTargetRowsInserted" -> o.numInserted,
+      "numTargetRowsUpdated" -> o.numUpdated,
+      "numTargetRowsMatchedUpdated" -> (o.numUpdated - updatedBySource),
+      "numTargetRowsNotMatchedBySourceUpdated" -> updatedBySource,
+      "numTargetRowsDeleted" -> o.numDeleted,
+      "numTargetRowsMatchedDeleted" -> (o.numDeleted - deletedBySource),
+      "numTargetRowsNotMatchedBySourceDeleted" -> deletedBySource,
+      "numTargetRowsCopied" -> o.numCopied,
+      "numOutputRows" -> (o.numCopied + o.numUpdated + o.numInserted),
+      "numTargetFilesAdded" -> o.addedFiles.size,
+      "numTargetFilesRemoved" -> o.removedFiles.size,
+      "numTargetChangeFilesAdded" -> o.numChangeFiles,
+      "numTargetBytesAdded" -> o.addedFiles.map(_.size).sum,
+      "numTargetBytesRemoved" -> o.removedFiles.map(_.size).sum,
+      "numTargetDeletionVectorsAdded" -> o.dvAdded,
+      "numTargetDeletionVectorsRemoved" -> o.dvRemoved,
+      "numTargetDeletionVectorsUpdated" -> o.dvUpdated,
+      "executionTimeMs" -> (System.nanoTime() - started) / 1000000L,
+      "scanTimeMs" -> o.scanTimeMs,
+      "rewriteTimeMs" -> o.rewriteTimeMs,
+      "materializeSourceTimeMs" -> materializeTimeMs).map { case (k, v) => k -> v.toString }
+  }
+}
+
+object MergeCommand {
+  private val log = LoggerFactory.getLogger(classOf[MergeCommand])
+  val AutoMergeKey = "spark.databricks.delta.schema.autoMerge.enabled"
+  /** The target's alias when the statement gives none. */
+  val DefaultTargetAlias = "__deltalog_target"
+  private val TargetMark = "__deltalog_target_row"
+  private val SourceMark = "__deltalog_source_row"
+  private val ClauseColumn = "__deltalog_clause"
+  private val MatchedColumn = "__deltalog_matched"
+  private val MatchesColumn = "__deltalog_matches"
+  private val DedupColumn = "__deltalog_dedup"
+  /** Pass 1's action for a target row more than one source row would change. */
+  private val MultiMatch = 9
+
+  private def actionCode(c: MergeClause): Int = c.action match {
+    case "update" => RowChanges.Update
+    case "delete" => RowChanges.Delete
+    case _ => RowChanges.Insert
+  }
+
+  private def multipleMatches(table: String): InvalidWriteException =
+    new InvalidWriteException("DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE", table,
+      s"Cannot perform Merge into $table as multiple source rows matched and attempted to modify the same target " +
+        "row in possibly conflicting ways; nothing was changed. By SQL semantics of MERGE the result would be " +
+        "ambiguous: preprocess the source to eliminate multiple matches (e.g. deduplicate it on the merge keys).")
+}

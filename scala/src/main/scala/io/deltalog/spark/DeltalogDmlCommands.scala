@@ -1,0 +1,124 @@
+package io.deltalog.spark
+
+import org.apache.spark.sql.{Column, Row, SparkSession}
+import org.apache.spark.sql.catalyst.analysis.{EliminateSubqueryAliases, UnresolvedAttribute}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression,
+  GetStructField, Literal}
+import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteAction, InsertAction, InsertStarAction,
+  LogicalPlan, MergeAction, MergeIntoTable, SubqueryAlias, UpdateAction, UpdateStarAction, UpdateTable}
+import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
+import org.apache.spark.sql.deltalog.SparkInternals
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.types.LongType
+
+import io.deltalog.commands.{InvalidWriteException, MergeClause, MergeCommand, UpdateCommand}
+
+/**
+ * `UPDATE t SET … [WHERE …]` on a deltalog table ([[UpdateCommand]]); one row `num_affected_rows`
+ * as delta-spark returns it.
+ */
+case class DeltalogUpdateCommand(table: DeltalogTable, assignments: Seq[(Seq[String], Expression)],
+    condition: Option[Expression]) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq(AttributeReference("num_affected_rows", LongType, nullable = false)())
+
+  override def run(session: SparkSession): Seq[Row] = {
+    table.assertWritable()
+    def column(e: Expression): Column = SparkInternals.column(DeltalogDml.unresolveAll(e))
+    val result = new UpdateCommand(session.asInstanceOf[ClassicSession], table.path,
+      assignments.map { case (k, v) => (k, column(v)) }, condition.map(column), Some(table.name()), table.options).run()
+    DeltalogTable.refreshCaches(session, table.path)
+    Seq(Row(result.numUpdatedRows))
+  }
+}
+
+/**
+ * `MERGE [WITH SCHEMA EVOLUTION] INTO t USING s ON … WHEN …` on a deltalog table ([[MergeCommand]]);
+ * one row with delta-spark's columns (`num_affected_rows`, `num_updated_rows`, `num_deleted_rows`,
+ * `num_inserted_rows`).
+ */
+case class DeltalogMergeCommand(table: DeltalogTable, alias: String, source: LogicalPlan, condition: Column,
+    clauses: Seq[MergeClause], schemaEvolution: Boolean) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = Seq("num_affected_rows", "num_updated_rows", "num_deleted_rows",
+    "num_inserted_rows").map(n => AttributeReference(n, LongType, nullable = false)())
+  override def innerChildren: Seq[LogicalPlan] = Seq(source)
+
+  override def run(session: SparkSession): Seq[Row] = {
+    table.assertWritable()
+    val result = new MergeCommand(session.asInstanceOf[ClassicSession], table.path,
+      org.apache.spark.sql.deltalog.SparkCatalogInternals.dataFrame(session, source), Some(alias), condition, clauses,
+      schemaEvolution, Some(table.name()), table.options).run()
+    DeltalogTable.refreshCaches(session, table.path)
+    Seq(Row(result.numAffected, result.numUpdated, result.numDeleted, result.numInserted))
+  }
+}
+
+/** Turns Spark's resolved (or, under schema evolution, partly resolved) UPDATE / MERGE plans into deltalog's commands. */
+private[spark] object DeltalogDml {
+  /** Attribute references turned back into names (the command resolves them against the table's rows). */
+  def unresolveAll(e: Expression): Expression =
+    e.transform { case a: AttributeReference => UnresolvedAttribute(Seq(a.name)) }
+
+  /** The column path an assignment key names (`a`, `s.x`). */
+  def keyPath(e: Expression, targetAlias: Option[String]): Seq[String] = e match {
+    case a: AttributeReference => Seq(a.name)
+    case GetStructField(child, _, Some(name)) => keyPath(child, targetAlias) :+ name
+    case g: GetStructField => keyPath(g.child, targetAlias) :+ g.extractFieldName
+    case UnresolvedAttribute(parts) =>
+      if (parts.size > 1 && targetAlias.exists(_.equalsIgnoreCase(parts.head))) parts.tail else parts
+    case other => throw new InvalidWriteException("DELTA_INVALID_ASSIGNMENT_KEY", "the table",
+      s"an assignment target must be a column or a nested field, not ${other.sql}")
+  }
+
+  def update(u: UpdateTable, t: DeltalogTable): DeltalogUpdateCommand =
+    DeltalogUpdateCommand(t, u.assignments.map(a => keyPath(a.key, None) -> a.value),
+      u.condition.filterNot(_ == Literal.TrueLiteral))
+
+  def merge(m: MergeIntoTable, t: DeltalogTable): DeltalogMergeCommand = {
+    val alias = m.targetTable match {
+      case SubqueryAlias(id, _) => id.name
+      case _ => MergeCommand.DefaultTargetAlias
+    }
+    val targetAttrs = AttributeSet(EliminateSubqueryAliases(m.targetTable).output)
+    // target columns qualified by the alias (the command reads the target itself); source columns stay resolved
+    def expr(e: Expression): Expression = e.transform {
+      case a: AttributeReference if targetAttrs.contains(a) => UnresolvedAttribute(Seq(alias, a.name))
+    }
+    def col(e: Expression): Column = SparkInternals.column(expr(e))
+    def assignments(as: Seq[Assignment]): Seq[(Seq[String], Column)] = as.map(a => keyPath(a.key, Some(alias)) -> col(a.value))
+    def clause(kind: String, a: MergeAction): MergeClause = a match {
+      case DeleteAction(c) => MergeClause(kind, "delete", c.map(col))
+      case UpdateAction(c, _, true) if m.withSchemaEvolution => MergeClause(kind, "update", c.map(col), star = true)
+      case UpdateAction(c, as, _) => MergeClause(kind, "update", c.map(col), assignments(as))
+      case UpdateStarAction(c) => MergeClause(kind, "update", c.map(col), star = true)
+      case InsertStarAction(c) => MergeClause(kind, "insert", c.map(col), star = true)
+      case InsertAction(c, as) if m.withSchemaEvolution && as.forall(a => sameName(a)) && as.nonEmpty &&
+          starLike(m, as) => MergeClause(kind, "insert", c.map(col), star = true)
+      case InsertAction(c, as) => MergeClause(kind, "insert", c.map(col), assignments(as))
+      case other => throw new InvalidWriteException("DELTA_MERGE_INVALID_CLAUSE", t.name(),
+        s"Table ${t.name()}: unsupported MERGE action $other")
+    }
+    val clauses = m.matchedActions.map(clause(MergeClause.Matched, _)) ++
+      m.notMatchedActions.map(clause(MergeClause.NotMatched, _)) ++
+      m.notMatchedBySourceActions.map(clause(MergeClause.NotMatchedBySource, _))
+    // held as Columns: the command's expressions stay out of the plan Spark checks (target names are unresolved)
+    DeltalogMergeCommand(t, alias, m.sourceTable, col(m.mergeCondition), clauses, m.withSchemaEvolution)
+  }
+
+  private def sameName(a: Assignment): Boolean = (a.key, a.value) match {
+    case (k: Attribute, v: Attribute) => k.name.equalsIgnoreCase(v.name)
+    case (UnresolvedAttribute(k), v: Attribute) => k.last.equalsIgnoreCase(v.name)
+    case _ => false
+  }
+
+  /** An INSERT whose assignments are every source column by name (Spark's expansion of `INSERT *` under evolution). */
+  private def starLike(m: MergeIntoTable, as: Seq[Assignment]): Boolean =
+    as.size == m.sourceTable.output.size && as.map(_.value).collect { case v: Attribute => v }.size == as.size &&
+      AttributeSet(as.map(_.value.asInstanceOf[Attribute])) == m.sourceTable.outputSet
+
+  /** The deltalog table a plan (possibly under aliases) is. */
+  def deltalogTable(p: LogicalPlan): Option[DeltalogTable] = EliminateSubqueryAliases(p) match {
+    case DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => Some(t)
+    case _ => None
+  }
+}
