@@ -28,14 +28,16 @@ private[commands] object DmlSupport {
 
   /**
    * A transaction on the table at `deltaLog` for `statement` (DELETE, UPDATE, MERGE): refused when
-   * the table does not exist, when this client cannot write its protocol, or when it is append-only.
+   * the table does not exist, when this client cannot write its protocol, or when it is append-only
+   * (unless `allowAppendOnly`: a rewrite that changes no data, REORG ... APPLY (PURGE), as in delta-spark).
    */
-  def start(deltaLog: DeltaLog, path: String, table: String, statement: String): OptimisticTransaction = {
+  def start(deltaLog: DeltaLog, path: String, table: String, statement: String,
+      allowAppendOnly: Boolean = false): OptimisticTransaction = {
     val txn = OptimisticTransaction.start(deltaLog)
     if (txn.readVersion < 0) throw new TableNotFoundException(table, s"$path has no Delta log")
     Protocol.checkCanWrite(txn.protocol, ClientCapabilities.deltalog, table)
     val conf = txn.metadata.configuration
-    if (MetadataView.boolValue(AppendOnlyKey, conf.get(AppendOnlyKey))) {
+    if (!allowAppendOnly && MetadataView.boolValue(AppendOnlyKey, conf.get(AppendOnlyKey))) {
       throw new InvalidWriteException("DELTA_CANNOT_MODIFY_APPEND_ONLY", table,
         s"Table $table (version ${txn.readVersion}) is configured to only allow appends (delta.appendOnly = true); " +
           s"the $statement changed nothing. If you would like to permit updates or deletes, use 'ALTER TABLE $table SET " +

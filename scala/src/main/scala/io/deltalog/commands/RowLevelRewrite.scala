@@ -32,6 +32,9 @@ import io.deltalog.txn.{OptimisticTransaction, Operation, RowTracking}
  * Rows written are checked against the table's rules (NOT NULL, CHECK, invariants, generated
  * columns; [[WriteRules.checkAll]]). Everything is one transaction; files written by a failed
  * statement are deleted.
+ *
+ * @param forceCopyOnWrite rewrite touched files (copy-on-write) even when the table has deletion
+ *                         vectors enabled (REORG ... APPLY (PURGE), which must leave no DV behind)
  */
 private[commands] final class RowLevelRewrite(
     spark: ClassicSession,
@@ -39,7 +42,8 @@ private[commands] final class RowLevelRewrite(
     hadoopConf: Configuration,
     val table: String,
     statement: String,
-    evolved: Option[Metadata] = None) {
+    evolved: Option[Metadata] = None,
+    forceCopyOnWrite: Boolean = false) {
   import RowChanges._
 
   /** The table's metadata after the statement (MERGE schema evolution: `evolved`, committed with it). */
@@ -47,7 +51,7 @@ private[commands] final class RowLevelRewrite(
   val conf: Map[String, String] = meta.configuration
   val schema: StructType = WriteIntoDeltalog.parseSchema(meta.schemaString)
   val partitionCols: Set[String] = meta.partitionColumns.map(_.toLowerCase(Locale.ROOT)).toSet
-  val dvMode: Boolean = DmlSupport.deletionVectorsOn(txn)
+  val dvMode: Boolean = !forceCopyOnWrite && DmlSupport.deletionVectorsOn(txn)
   val cdfOn: Boolean = MetadataView.boolValue(WriteIntoDeltalog.CdfKey, conf.get(WriteIntoDeltalog.CdfKey))
   val rowIds: Option[TouchedFiles.RowIds] = DmlSupport.rowIdColumns(txn, table, statement)
   val reader = new TouchedFiles(spark, txn, schema, meta.partitionColumns, conf, rowIds)
@@ -133,11 +137,15 @@ private[commands] final class RowLevelRewrite(
    *                        (their high water marks are raised)
    * @param op              the operation, metrics filled in by `metrics` from the outcome
    * @param beforeCommit    test hook run right before the commit
+   * @param dataChange      false for a rewrite that changes no data (REORG ... APPLY (PURGE)): every
+   *                        touched file is rewritten whether or not a row of it changed, and the
+   *                        `add` / `remove` actions say `dataChange = false`
    * @return None when nothing changed (nothing committed)
    */
   def commit(touched: Seq[Touched], changes: DataFrame => DataFrame, withInserts: Boolean,
       identityColumns: Seq[String], scanTimeMs: Long,
-      op: Outcome => Operation, beforeCommit: () => Unit = () => ()): Option[Outcome] = {
+      op: Outcome => Operation, beforeCommit: () => Unit = () => (),
+      dataChange: Boolean = true): Option[Outcome] = {
     val rewriteStart = System.nanoTime()
     val deltaLog = txn.deltaLog
     val flag = DataFileWriter.CdcFlag
@@ -153,7 +161,7 @@ private[commands] final class RowLevelRewrite(
     }
     // DV mode: a file whose every row changed is removed whole
     // files read only because a MERGE source row matched one of their rows (no row changed): not rewritten
-    val (changedFiles, unchanged) = touched.partition(t => t.updated + t.deleted > 0)
+    val (changedFiles, unchanged) = touched.partition(t => !dataChange || t.updated + t.deleted > 0)
     val (wholeDv, partialDv) = changedFiles.filter(_.bitmap.isDefined)
       .partition(t => t.bitmap.exists(b => numRecords(t.file).contains(b.cardinality)))
     val writeCdc = cdfOn
@@ -176,7 +184,7 @@ private[commands] final class RowLevelRewrite(
       val dataFiles = written.filterNot(writer.isChangeData)
       val adds = dataFiles.map { f =>
         AddFile(path = rel(f.path), partitionValues = pv(f), size = f.size, modificationTime = f.modificationTime,
-          dataChange = true, stats = Some(f.stats))
+          dataChange = dataChange, stats = Some(f.stats))
       }
       val cdcs = written.filter(writer.isChangeData).map(f => AddCDCFile(path = rel(f.path), partitionValues = pv(f),
         size = f.size))
@@ -189,7 +197,7 @@ private[commands] final class RowLevelRewrite(
         }.unzip
       }
       val removedWhole = if (dvMode) wholeDv.map(_.file) else changedFiles.map(_.file)
-      val removes = removedWhole.map(_.remove(now)) ++ dvRemoves
+      val removes = removedWhole.map(_.remove(now, dataChange)) ++ dvRemoves
       val numUpdated = touched.map(_.updated).sum
       val numDeleted = touched.map(_.deleted).sum
       val numDataRows = dataFiles.map(_.numRecords).sum

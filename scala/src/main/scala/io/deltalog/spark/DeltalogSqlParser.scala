@@ -17,7 +17,8 @@ import io.deltalog.protocol.{Protocol, TableFeature}
 /**
  * deltalog's SQL parser: recognises `DESC[RIBE] PROTOCOL <table>`, `DESC[RIBE] HISTORY <table>
  * [LIMIT n]`, `DESC[RIBE] DETAIL <table>` and `ALTER TABLE <table> DROP FEATURE <name> [TRUNCATE
- * HISTORY]` ([[DropFeatureCommand]]) and hands every other statement (and every other
+ * HISTORY]` ([[DropFeatureCommand]]), `REORG TABLE <table> [WHERE <partition predicate>] APPLY (PURGE)`
+ * ([[ReorgTableCommand]]) and hands every other statement (and every other
  * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
@@ -56,7 +57,10 @@ object DeltalogSqlParser {
     else if (text.startsWith("'") || text.startsWith("\"")) text.substring(1, text.length - 1)
     else text
 
-  /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL, DROP FEATURE), or None for any other statement. */
+  private val Reorg =
+    """(?is)^\s*reorg\s+table\s+(.+?)(?:\s+where\s+(.+?))?\s+apply\s*\(\s*purge\s*\)\s*;?\s*$""".r
+
+  /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL, DROP FEATURE, REORG … APPLY (PURGE)), or None for any other statement. */
   def parse(sqlText: String, delegate: ParserInterface): Option[LogicalPlan] = sqlText match {
     case Protocol(target) =>
       val t = TableTarget.parse(target, delegate)
@@ -66,6 +70,8 @@ object DeltalogSqlParser {
     case Detail(target) => Some(DescribeDetailCommand(TableTarget.parse(target, delegate)))
     case DropFeature(target, name, truncate) =>
       Some(DropFeatureCommand(TableTarget.parse(target, delegate), featureName(name), truncate != null))
+    case Reorg(target, where) =>
+      Some(ReorgTableCommand(TableTarget.parse(target, delegate), Option(where)))
     case _ => None
   }
 }

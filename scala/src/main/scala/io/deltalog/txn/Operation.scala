@@ -98,6 +98,14 @@ object Operation {
   /** DROP FEATURE deletionVectors: `remove` actions for deletion-vector files only tombstones still reference. */
   def deletionVectorTombstones: Operation = Operation("Deletion Vector Tombstones", changesData = false)
 
+  /**
+   * `REORG TABLE … APPLY (PURGE)` as delta-spark 4.4 logs it: `predicate` (the partition predicates'
+   * unresolved expression text, e.g. `('part = a)`) and `applyPurge` (a JSON boolean, always true).
+   */
+  def reorgPurge(predicates: Seq[String] = Nil): Operation =
+    Operation("REORG", Map("predicate" -> jsSeq(predicates), "applyPurge" -> "true"), changesData = false,
+      jsonValuedParameters = Set("applyPurge"))
+
   def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil): Operation =
     Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates), "zOrderBy" -> jsSeq(zOrderBy)),
       changesData = false)
