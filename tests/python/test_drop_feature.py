@@ -289,29 +289,30 @@ def test_python_argument_checks(spark, tmp_path):
 
 # ------------------------------------------------------------------------------ delta-spark tables
 
-def test_deletion_vectors_left_in_files_and_a_delta_spark_table(spark, tmp_path, delta_spark):
-    p = tmp_path / "ds"
-    delta_spark.run("""
-p = args["p"]
-spark.sql(f"CREATE TABLE delta.`{p}` (id INT) USING delta TBLPROPERTIES ('delta.enableDeletionVectors'='true')")
-spark.sql(f"INSERT INTO delta.`{p}` VALUES (1), (2), (3)")
-spark.sql(f"DELETE FROM delta.`{p}` WHERE id = 2")
-""", p=str(p))
+def test_deletion_vectors_left_in_files_are_purged_like_delta_spark(spark, tmp_path, delta_spark):
+    p, q = tmp_path / "ds", tmp_path / "theirs"
+    made_by_delta_spark = """
+for p in (args["p"], args["q"]):
+    spark.sql(f"CREATE TABLE delta.`{p}` (id INT) USING delta TBLPROPERTIES ('delta.enableDeletionVectors'='true')")
+    spark.sql(f"INSERT INTO delta.`{p}` VALUES (1), (2), (3)")
+    spark.sql(f"DELETE FROM delta.`{p}` WHERE id = 2")
+"""
+    delta_spark.run(made_by_delta_spark, p=str(p), q=str(q))
     before = versions(p)
-    # a file still has a deletion vector: deltalog cannot purge it and says what to do; nothing written
-    with pytest.raises(DropFeatureError) as e:
-        DeltaTable.forPath(spark, str(p)).dropFeatureSupport("deletionVectors")
-    assert e.value.errorClass == "DELTALOG_FEATURE_DROP_NEEDS_REWRITE"
-    assert "REORG TABLE" in e.value.message and "APPLY (PURGE)" in e.value.message
-    assert versions(p) == before
-
-    # after delta-spark purged the DVs (its REORG), deltalog drops the feature
-    delta_spark.run("spark.sql(f\"REORG TABLE delta.`{args['p']}` APPLY (PURGE)\")", p=str(p))
+    dv_file = next(a["add"] for a in actions(p, before[-1]) if "add" in a and a["add"].get("deletionVector"))
+    # a file still has a deletion vector: like delta-spark, the drop purges it first (REORG ... APPLY (PURGE))
     DeltaTable.forPath(spark, str(p)).dropFeatureSupport("deletionVectors")
+    delta_spark.run("spark.sql(f\"ALTER TABLE delta.`{args['q']}` DROP FEATURE deletionVectors\")", q=str(q))
+    theirs = delta_spark.run(DELTA_SPARK_LOG + "result = log(args['q'])", q=str(q))
     last = versions(p)[-1]
     ops = operations(p)
-    assert ops[-5:] == ["Deletion Vector Tombstones", "Empty Commit", "Empty Commit", "Empty Commit", "DROP FEATURE"]
-    tomb = [a["remove"] for a in actions(p, versions(p)[-5]) if "remove" in a]
+    assert ops == ds_ops(theirs)
+    assert ops[len(before):] == ["UNSET TBLPROPERTIES", "REORG", "Deletion Vector Tombstones", "Empty Commit",
+                                 "Empty Commit", "Empty Commit", "DROP FEATURE"]
+    reorg = actions(p, len(before) + 1)
+    assert [r["remove"]["path"] for r in reorg if "remove" in r] == [dv_file["path"]]
+    assert all(a[k]["dataChange"] is False and not a[k].get("deletionVector") for a in reorg for k in ("add",) if k in a)
+    tomb = [a["remove"] for a in actions(p, len(before) + 2) if "remove" in a]
     assert len(tomb) == 1 and tomb[0]["path"].startswith("deletion_vector_") and tomb[0]["dataChange"] is False
     assert one(p, last, "protocol")["writerFeatures"] == ["appendOnly", "checkpointProtection", "invariants"]
     got = delta_spark.run("""

@@ -2,6 +2,9 @@ package io.deltalog.commands
 
 import java.util.Locale
 
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
+
 import io.deltalog.actions.{Action, AddFile, CheckpointMetadata, DeletionVectorDescriptor, DomainMetadata, Metadata,
   RemoveFile, SidecarFile}
 import io.deltalog.exceptions.TableFeatureException
@@ -80,19 +83,26 @@ private[deltalog] object FeatureRemovers {
     private def filesWithDvs(snapshot: Snapshot): Seq[AddFile] =
       snapshot.allFiles.filter(_.deletionVector.isDefined).toVector
 
-    override def checkCanRemove(snapshot: Snapshot, table: String): Unit = {
-      val withDvs = filesWithDvs(snapshot)
-      if (withDvs.nonEmpty) {
+    /** The session REORG PURGE runs in: the active Spark session (DROP FEATURE runs inside one). */
+    private def session(table: String, withDvs: Seq[AddFile]): ClassicSession =
+      SparkSession.getActiveSession.collect { case c: ClassicSession => c }.getOrElse {
         throw new TableFeatureException("DELTALOG_FEATURE_DROP_NEEDS_REWRITE",
           s"Cannot drop deletionVectors from table $table yet: ${withDvs.size} data file(s) still have deletion " +
-            s"vectors (e.g. ${withDvs.head.path}), and deltalog cannot rewrite data files to purge them. Run " +
-            s"REORG TABLE $table APPLY (PURGE) with a client that can (e.g. delta-spark), then run ALTER TABLE " +
-            s"$table DROP FEATURE deletionVectors again. Nothing was changed.")
+            s"vectors (e.g. ${withDvs.head.path}), and purging them needs an active Spark session. Run REORG TABLE " +
+            s"$table APPLY (PURGE) in a Spark session with deltalog, then run ALTER TABLE $table DROP FEATURE " +
+            "deletionVectors again.")
       }
-    }
 
+    /**
+     * As delta-spark 4.4: `delta.enableDeletionVectors` removed (`UNSET TBLPROPERTIES`), then the
+     * files with deletion vectors rewritten without them (`REORG … APPLY (PURGE)`, [[ReorgPurgeCommand]]),
+     * then a `Deletion Vector Tombstones` commit; the downgrade then requires the DV-free state.
+     */
     override def preDowngrade(log: DeltaLog, table: String): Boolean = {
       val unset = unsetProperties(log, Seq(EnableKey))
+      val withDvs = filesWithDvs(log.update())
+      val purged = withDvs.nonEmpty &&
+        new ReorgPurgeCommand(session(table, withDvs), log.tablePath.toString, None, Some(table)).run().version >= 0
       // Deletion vector files only tombstones reference get their own tombstones, so that a
       // VACUUM that does not know deletion vectors removes them too (delta-spark writes this commit
       // also when it is empty).
@@ -105,7 +115,7 @@ private[deltalog] object FeatureRemovers {
         .map(d => d.absolutePath(root).stripPrefix(root + "/")).toVector.distinct.sorted
       txn.commit(dvFiles.map(p => RemoveFile(p, deletionTimestamp = Some(now), dataChange = false)),
         Operation.deletionVectorTombstones)
-      unset || dvFiles.nonEmpty
+      unset || purged || dvFiles.nonEmpty
     }
 
     def traces(snapshot: Snapshot): Option[String] =
