@@ -304,7 +304,7 @@ ERROR_CLASSES.update({
     "DELTA_INVALID_COLUMN_MAPPING": ColumnMappingError,
     "DELTA_UNSUPPORTED_TYPE_CHANGE_FOR_READ": UnsupportedTypeChangeError,
     # DROP FEATURE (delta-spark's error classes; DELTALOG_FEATURE_DROP_NEEDS_REWRITE is deltalog's own:
-    # the drop needs data files rewritten, which deltalog cannot do yet).
+    # the drop needs traces removed that deltalog cannot remove here, e.g. DVs without a Spark session).
     "DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE": DropFeatureError,
     "DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT": DropFeatureError,
     "DELTA_FEATURE_DROP_NONREMOVABLE_FEATURE": DropFeatureError,
