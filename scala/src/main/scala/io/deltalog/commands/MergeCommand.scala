@@ -178,9 +178,10 @@ final class MergeCommand(
         }
         val t = rw.findTouched(candidates, pass1,
           alsoMatched = if (notMatchedClauses.nonEmpty) Some(col(MatchedColumn)) else None,
-          flagged = Some(col(ActionColumn) === MultiMatch))
-        if (t.exists(_.flagged > 0)) throw multipleMatches(table)
-        multi = multiMatchAllowed
+          flagged = Some(col(MatchesColumn) > 1))
+        if (t.exists(_.flagged > 0) && !multiMatchAllowed) throw multipleMatches(table)
+        // pass 2 deduplicates target rows only when some row was matched more than once
+        multi = t.exists(_.flagged > 0)
         t
       }
       val scanTimeMs = (System.nanoTime() - scanStart) / 1000000L
@@ -194,7 +195,10 @@ final class MergeCommand(
         anti.withColumn(TargetMark, lit(null).cast(BooleanType)).select(col("*"), clauseIdx.as(ClauseColumn))
           .select(blanks ++ Seq(actionCol.as(ActionColumn), newValuesCol.as(NewValuesColumn)): _*)
       } else { rows =>
-        val joined = target(rows).join(s, condition, if (notMatchedClauses.nonEmpty) "full_outer" else "left_outer")
+        // with deletion vectors only changed (matched or by-source) and inserted rows are written
+        val joinType = if (notMatchedClauses.nonEmpty) "full_outer"
+          else if (rw.dvMode && bySourceClauses.isEmpty) "inner" else "left_outer"
+        val joined = target(rows).join(s, condition, joinType)
         val acted = joined.select(col("*"), clauseIdx.as(ClauseColumn))
           .select(targetCols ++ Seq(actionCol.as(ActionColumn), newValuesCol.as(NewValuesColumn),
             bySourceCol.as(BySourceColumn)): _*)

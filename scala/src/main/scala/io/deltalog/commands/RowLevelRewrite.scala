@@ -170,7 +170,8 @@ private[commands] final class RowLevelRewrite(
       conf, Map.empty, identityColumns, table, if (writeCdc) Some(flag) else None, extra)
 
     val toRead = touched.map(_.file)
-    val needWrite = toRead.nonEmpty || withInserts
+    // deletion vectors without change data: a statement that only deletes writes no rows (pass 2 skipped)
+    val needWrite = withInserts || (if (dvMode) writeCdc || changedFiles.exists(_.updated > 0) else changedFiles.nonEmpty)
     val written: Seq[WrittenFile] = if (!needWrite) Nil else {
       val rows = changes(reader.read(toRead))
       writer.write(output(rows, writeCdc, unchanged.map(t => reader.fileKey(t.file)).toSet))
