@@ -52,11 +52,11 @@ private[commands] object DmlSupport {
 
   /** Opens `path` for `statement` (see [[start]]); `tableName` names it in messages (the path when None). */
   def open(spark: ClassicSession, path: String, tableName: Option[String], hadoopOptions: Map[String, String],
-      statement: String): Opened = {
+      statement: String, allowAppendOnly: Boolean = false): Opened = {
     val hadoopConf = spark.sessionState.newHadoopConfWithOptions(hadoopOptions)
     val deltaLog = DeltaLog.uncached(path, hadoopConf)
     val table = tableName.getOrElse(deltaLog.tablePath.toString)
-    Opened(hadoopConf, deltaLog, table, start(deltaLog, path, table, statement))
+    Opened(hadoopConf, deltaLog, table, start(deltaLog, path, table, statement, allowAppendOnly))
   }
 
   /**

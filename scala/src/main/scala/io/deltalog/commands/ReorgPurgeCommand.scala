@@ -56,10 +56,8 @@ final class ReorgPurgeCommand(
 
   def run(): ReorgPurgeResult = {
     val startTimeMs = System.currentTimeMillis()
-    val hadoopConf = spark.sessionState.newHadoopConfWithOptions(hadoopOptions)
-    val deltaLog = DeltaLog.uncached(path, hadoopConf)
-    val table = tableName.getOrElse(deltaLog.tablePath.toString)
-    val txn = DmlSupport.start(deltaLog, path, table, "REORG", allowAppendOnly = true)
+    val DmlSupport.Opened(hadoopConf, deltaLog, table, txn) =
+      DmlSupport.open(spark, path, tableName, hadoopOptions, "REORG", allowAppendOnly = true)
     val rw = new RowLevelRewrite(spark, txn, hadoopConf, table, "REORG", forceCopyOnWrite = true)
     val cond = predicate.map { p =>
       val resolved = DmlSupport.resolveCondition(spark, SparkInternals.column(p), rw.schema, table, "REORG")
