@@ -363,6 +363,50 @@ class DeltaTable:
         from deltalog.builder import DeltaTableBuilder
         return DeltaTableBuilder(sparkSession, "CREATE OR REPLACE TABLE")
 
+    # ------------------------------------------------------------------ restore
+    def restoreToVersion(self, version: int) -> Any:
+        """Make the table's files and metadata those of ``version`` again, in one ``RESTORE`` commit
+        (history is kept: the restore is a new version), as delta-spark's ``restoreToVersion``::
+
+            DeltaTable.forPath(spark, "/data/events").restoreToVersion(3).show()
+
+        Returns delta-spark's one-row DataFrame (``table_size_after_restore``,
+        ``num_of_files_after_restore``, ``num_removed_files``, ``num_restored_files``,
+        ``removed_files_size``, ``restored_files_size``); no row when the table is already at
+        ``version``. The protocol never goes down. Raises ``InvalidWriteError`` with delta-spark's
+        error class ``DELTA_CANNOT_RESTORE_TABLE_VERSION`` for a version outside the table's history,
+        and ``DELTALOG_RESTORE_MISSING_FILES`` (naming them) when files of that version were deleted
+        (e.g. by VACUUM) — set ``spark.sql.files.ignoreMissingFiles=true`` to restore without them.
+        """
+        from pyspark.sql import DataFrame
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise ValueError(f"version must be a non-negative int, got {version!r}")
+        api = api_class(self._spark, "RestoreApi")
+        return DataFrame(_call(api.restoreToVersion, self._spark._jsparkSession, self._path, int(version)),
+                         self._spark)
+
+    def restoreToTimestamp(self, timestamp: TimestampLike) -> Any:
+        """Restore the version that was current at ``timestamp`` (the latest commit at or before it),
+        as delta-spark's ``restoreToTimestamp``: a ``yyyy-MM-dd[ HH:mm:ss[.SSS]]`` string read in the
+        session time zone (as delta-spark reads it), a ``datetime``/``date`` (naive ones in the session
+        time zone too) or epoch milliseconds. A timestamp before the first or after the last
+        commit raises ``InvalidWriteError`` (``DELTA_CANNOT_RESTORE_TIMESTAMP_EARLIER`` /
+        ``..._GREATER``). Returns the same row as :meth:`restoreToVersion`."""
+        from pyspark.sql import DataFrame
+        import datetime as _dt
+        if isinstance(timestamp, (int, float)) and not isinstance(timestamp, bool):  # epoch milliseconds
+            text = _dt.datetime.fromtimestamp(timestamp / 1000, _dt.timezone.utc).isoformat(sep=" ")
+        elif isinstance(timestamp, _dt.datetime):
+            text = timestamp.isoformat(sep=" ")
+        elif isinstance(timestamp, _dt.date):
+            text = timestamp.isoformat()
+        elif isinstance(timestamp, str):
+            text = timestamp
+        else:
+            raise TypeError(f"timestamp must be a string, datetime or date, got {type(timestamp).__name__}")
+        api = api_class(self._spark, "RestoreApi")
+        return DataFrame(_call(api.restoreToTimestamp, self._spark._jsparkSession, self._path, text), self._spark)
+
     # ------------------------------------------------------------------ history and detail
     def history(self, limit: Optional[int] = None) -> Any:
         """The table's commits, newest first, as a DataFrame with delta-spark's ``DESCRIBE HISTORY``

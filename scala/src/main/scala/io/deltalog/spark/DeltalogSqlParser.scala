@@ -18,7 +18,7 @@ import io.deltalog.protocol.{Protocol, TableFeature}
  * deltalog's SQL parser: recognises `DESC[RIBE] PROTOCOL <table>`, `DESC[RIBE] HISTORY <table>
  * [LIMIT n]`, `DESC[RIBE] DETAIL <table>` and `ALTER TABLE <table> DROP FEATURE <name> [TRUNCATE
  * HISTORY]` ([[DropFeatureCommand]]), `REORG TABLE <table> [WHERE <partition predicate>] APPLY (PURGE)`
- * ([[ReorgTableCommand]]) and hands every other statement (and every other
+ * ([[ReorgTableCommand]]), `RESTORE [TABLE] <table> [TO] VERSION|TIMESTAMP AS OF ...` ([[RestoreTableCommand]]) and hands every other statement (and every other
  * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
@@ -60,6 +60,11 @@ object DeltalogSqlParser {
   private val Reorg =
     """(?is)^\s*reorg\s+table\s+(.+?)(?:\s+where\s+(.+?))?\s+apply\s*\(\s*purge\s*\)\s*;?\s*$""".r
 
+  private val RestoreVersion =
+    """(?is)^\s*restore\s+(?:table\s+)?(.+?)\s+(?:to\s+)?(?:version|system_version)\s+as\s+of\s+(\d+)\s*;?\s*$""".r
+  private val RestoreTimestamp =
+    """(?is)^\s*restore\s+(?:table\s+)?(.+?)\s+(?:to\s+)?(?:timestamp|system_time)\s+as\s+of\s+(.+?)\s*;?\s*$""".r
+
   /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL, DROP FEATURE, REORG … APPLY (PURGE)), or None for any other statement. */
   def parse(sqlText: String, delegate: ParserInterface): Option[LogicalPlan] = sqlText match {
     case Protocol(target) =>
@@ -72,6 +77,9 @@ object DeltalogSqlParser {
       Some(DropFeatureCommand(TableTarget.parse(target, delegate), featureName(name), truncate != null))
     case Reorg(target, where) =>
       Some(ReorgTableCommand(TableTarget.parse(target, delegate), Option(where)))
+    case RestoreVersion(target, v) => Some(RestoreTableCommand(TableTarget.parse(target, delegate), Some(v.toLong), None))
+    case RestoreTimestamp(target, ts) =>
+      Some(RestoreTableCommand(TableTarget.parse(target, delegate), None, Some(delegate.parseExpression(ts))))
     case _ => None
   }
 }

@@ -106,6 +106,14 @@ object Operation {
     Operation("REORG", Map("predicate" -> jsSeq(predicates), "applyPurge" -> "true"), changesData = false,
       jsonValuedParameters = Set("applyPurge"))
 
+  /**
+   * `RESTORE` as delta-spark 4.4 logs it: `version` a JSON number and `timestamp` a JSON string
+   * (`java.sql.Timestamp`'s form), the one not given `null`.
+   */
+  def restore(version: Option[Long], timestamp: Option[String]): Operation =
+    Operation("RESTORE", Map("version" -> version.map(_.toString).getOrElse("null"),
+      "timestamp" -> timestamp.map(js).getOrElse("null")), jsonValuedParameters = Set("version", "timestamp"))
+
   def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil): Operation =
     Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates), "zOrderBy" -> jsSeq(zOrderBy)),
       changesData = false)

@@ -247,6 +247,14 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     if (newMetadata.isEmpty) newMetadata = Some(snapshot.metadata)
   }
 
+  private var writeUnchangedProtocol = false
+
+  /**
+   * Writes a `protocol` action given to [[commit]] even when it equals the table's (RESTORE writes the
+   * protocol it restores to in every commit, as delta-spark does); it is still merged with the read one.
+   */
+  def writeProtocolEvenIfUnchanged(): Unit = writeUnchangedProtocol = true
+
   /** The DROP FEATURE downgrade this transaction commits, if any. */
   def protocolDowngrade: Option[ProtocolDowngrade] = downgrade
 
@@ -455,7 +463,8 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
       }
     }
 
-    Prepared(newProtocol.filter(p => isNewTableRead || p != snapshot.protocol), newMetadata, userCommitInfo,
+    Prepared(newProtocol.filter(p => isNewTableRead || writeUnchangedProtocol || p != snapshot.protocol), newMetadata,
+      userCommitInfo,
       dedupedOthers)
   }
 
