@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -225,6 +226,40 @@ def test_missing_files_are_named_unless_ignored(spark, tmp_path):
         spark.conf.unset("spark.sql.files.ignoreMissingFiles")
     assert res[0]["num_restored_files"] == len(_live_at(t, 3))
     assert version_of(t) == 5
+
+
+def test_versions_beyond_the_deleted_file_retention_are_refused_like_delta_spark(spark, tmp_path, delta_spark):
+    import shutil
+    key = "spark.databricks.delta.vacuum.enforceTimeTravelWithinDeletedFileRetentionDuration"
+    src = tmp_path / "src"
+    create(spark, src)  # versions 0..3
+    old = time.time() - 10 * 24 * 3600  # older than the default retention (7 days)
+    for v in range(3):
+        os.utime(src / "_delta_log" / f"{v:020d}.json", (old + v, old + v))
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    shutil.copytree(src, ours)
+    shutil.copytree(src, theirs)
+    with pytest.raises(Exception) as e:
+        spark.sql(f"RESTORE deltalog.`{ours}` TO VERSION AS OF 1").collect()
+    assert error_class(e.value) == "DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION"
+    assert "168 HOURS" in str(e.value)
+    theirs_cls = delta_spark.run(f"""
+try:
+    spark.sql("RESTORE delta.`{theirs}` TO VERSION AS OF 1").collect()
+    result = None
+except Exception as e:
+    result = e.getCondition()
+""")
+    assert theirs_cls == error_class(e.value)
+    assert version_of(ours) == version_of(theirs) == 3
+    spark.conf.set(key, "false")
+    try:
+        spark.sql(f"RESTORE deltalog.`{ours}` TO VERSION AS OF 1").collect()
+    finally:
+        spark.conf.unset(key)
+    delta_spark.run(f"spark.conf.set('{key}', 'false')\nspark.sql('RESTORE delta.`{theirs}` TO VERSION AS OF 1')\n"
+                    f"spark.conf.unset('{key}')")
+    assert live_paths(ours) == live_paths(theirs) == _live_at(ours, 1)
 
 
 def test_deletion_vectors_restored_with_their_files(spark, tmp_path, delta_spark):

@@ -52,7 +52,8 @@ final case class RestoreResult(
  * (identity high-water marks never go back); the protocol never goes down (the two versions'
  * protocols merged); domain metadata is kept as it is now, as delta-spark does. Every file to
  * re-add must still exist (checked in parallel) unless `spark.sql.files.ignoreMissingFiles` is
- * true. Restoring the current version commits nothing and returns no row, as delta-spark 4.4.
+ * true; a version older than `delta.deletedFileRetentionDuration` is refused, as delta-spark does,
+ * unless [[RestoreCommand.EnforceRetentionKey]] is false. Restoring the current version commits nothing and returns no row, as delta-spark 4.4.
  *
  * The transaction reads the whole table: a concurrent commit that removes files or changes the
  * metadata fails the restore; a concurrent blind append on a WriteSerializable table is kept (it
@@ -72,6 +73,12 @@ final class RestoreCommand(
     val latest = txn.snapshot
     val version = versionToRestore(deltaLog, table, latest.version)
     if (version == latest.version) return None
+    if (RestoreCommand.enforceRetention(spark)) {
+      val retention = latest.deletedFileRetentionMillis
+      if (deltaLog.commitTimestamps().timestampOf(version) < System.currentTimeMillis() - retention) {
+        throw RestoreErrors.beyondRetention(table, version, retention)
+      }
+    }
     val restored = try deltaLog.snapshotAt(version) catch {
       case e: VersionNotFoundException => throw RestoreErrors.version(table, version, e.earliest, e.latest)
     }
@@ -122,6 +129,12 @@ final class RestoreCommand(
 
 object RestoreCommand {
   private val ClusteringDomain = "delta.clustering"
+
+  /** delta-spark's switch for refusing to restore a version older than `delta.deletedFileRetentionDuration`. */
+  val EnforceRetentionKey = "spark.databricks.delta.vacuum.enforceTimeTravelWithinDeletedFileRetentionDuration"
+
+  private def enforceRetention(spark: ClassicSession): Boolean =
+    !spark.conf.getOption(EnforceRetentionKey).exists(_.trim.equalsIgnoreCase("false"))
 
   /** A timestamp as delta-spark shows it in RESTORE's parameters and errors (`java.sql.Timestamp`'s form). */
   private[commands] def shown(ms: Long): String = new java.sql.Timestamp(ms).toString
@@ -216,6 +229,12 @@ private[commands] object RestoreErrors {
     new InvalidWriteException("DELTA_CANNOT_RESTORE_TIMESTAMP_GREATER", table,
       s"Cannot restore table to timestamp (${ts(ms)}) as it is after the latest version available. " +
         s"Please use a timestamp before (${ts(latestMs)}). (table $table)")
+
+  def beyondRetention(table: String, version: Long, retentionMs: Long): InvalidWriteException =
+    new InvalidWriteException("DELTA_UNSUPPORTED_TIME_TRAVEL_BEYOND_DELETED_FILE_RETENTION_DURATION", table,
+      s"Cannot time travel beyond delta.deletedFileRetentionDuration (${retentionMs / 3600000L} HOURS) set on the " +
+        s"table. Table $table: version $version is older, so VACUUM may have deleted its files. Restore a more recent " +
+        s"version, or set ${RestoreCommand.EnforceRetentionKey}=false to try anyway (files still missing are named).")
 
   def missingFiles(table: String, version: Long, missing: Seq[String]): InvalidWriteException =
     new InvalidWriteException("DELTALOG_RESTORE_MISSING_FILES", table,
