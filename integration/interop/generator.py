@@ -34,11 +34,11 @@ CAPABLE: Dict[str, Tuple[str, ...]] = {
     "dynamic_overwrite": ("deltalog", "delta-spark"),     # delta-rs: predicate overwrite only
     "merge_schema": WRITERS,
     "checkpoint": WRITERS,
-    "delete": ("delta-spark", "delta-rs"),
-    "update": ("delta-spark", "delta-rs"),
-    "merge": ("delta-spark", "delta-rs"),
+    "delete": ("deltalog", "delta-spark", "delta-rs"),
+    "update": ("deltalog", "delta-spark", "delta-rs"),
+    "merge": ("deltalog", "delta-spark", "delta-rs"),
     "optimize": ("delta-spark", "delta-rs"),
-    "restore": ("delta-spark", "delta-rs"),
+    "restore": ("deltalog", "delta-spark", "delta-rs"),
 }
 # Operations that change no data and may commit nothing (checkpoint never commits).
 NO_DATA_CHANGE = {"checkpoint", "optimize"}

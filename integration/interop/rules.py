@@ -251,6 +251,25 @@ def _colmap_partitioned(c: Ctx) -> bool:
     return c.seq.profile.partitioned and "column mapping" in c.seq.profile.features
 
 
+def _escaped_in_path(v: Any) -> bool:
+    """A partition value Spark writers percent-encode in the file's path (ASCII other than letters,
+    digits and ``-_.``); non-ASCII characters stay raw."""
+    return isinstance(v, str) and any(ord(ch) < 128 and not (ch.isalnum() or ch in "-_.") for ch in v)
+
+
+def _deleted_row_resurfaces(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """Rows a deletion vector marks deleted in a file whose path is percent-encoded: the reader
+    returns them (equal to the row of an earlier version, in such a partition)."""
+    cols = ctx.state.columns
+    earlier: Dict[Any, List[Dict[str, Any]]] = {}
+    for st in ctx.history:
+        for r in st.rows:
+            if _escaped_in_path(r.get("p")):
+                earlier.setdefault(r["id"], []).append(r)
+    same = lambda x, r: all(canon(x.get(c), t) == canon(r.get(c), t) for c, t in cols)  # noqa: E731
+    return missing, [x for x in extra if not any(same(x, r) for r in earlier.get(x.get("id"), []))]
+
+
 def _partition_value_wrong(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
     return _substituted(ctx, missing, extra, lambda c: ["p"], lambda v: True)
 
@@ -308,6 +327,11 @@ RULES: List[Rule] = [
          "Polars scan_delta refuses column-mapped tables",
          readers=frozenset({"polars"}), any_writer=True,
          error=re.compile(r"column ?mapping", re.I), when=lambda c: "column mapping" in c.seq.profile.features),
+    Rule("polars-dv-ignored-on-escaped-path",
+         "Polars ignores the deletion vector of a file whose add path is percent-encoded (a partition "
+         "value with a space, '%', '=', '/'...): rows the DV deletes come back",
+         readers=frozenset({"polars"}), any_writer=True, explain=_deleted_row_resurfaces,
+         when=lambda c: c.seq.profile.partitioned and "deletion vectors" in c.seq.profile.features),
     Rule("deltars-value-read-as-stats-constant",
          "with a filter, delta-rs returns a file's min == max statistic in place of the values: a NaN "
          "comes back as a number (NaN-blind statistics), a -0.0 as 0.0",
