@@ -367,6 +367,25 @@ def test_replace_where_on_data_columns_rewrites_touched_files(spark, table):
     assert sum(json.loads(a["stats"])["numRecords"] for a in of(actions, "add")) == 4
 
 
+def test_replace_where_on_data_columns_keeps_deleted_rows_of_files_with_dvs(spark, table):
+    """A file with a deletion vector is rewritten with its DV applied: rows deleted before stay deleted
+    (found by the interop matrix: such files used to be refused)."""
+    spark.range(0, 10, 1, 2).withColumn("v", F.col("id") * 10).write.format("deltalog") \
+        .option("delta.enableDeletionVectors", "true").save(str(table))
+    spark.sql(f"DELETE FROM deltalog.`{table}` WHERE id IN (1, 6)")
+    assert any(a.get("deletionVector") for a in of(log_actions(table, 1), "add"))
+    spark.createDataFrame([(3, -1)], "id long, v long").write.format("deltalog").mode("overwrite") \
+        .option("replaceWhere", "id >= 3 AND id < 5").save(str(table))
+    want = [(0, 0), (2, 20), (3, -1)] + [(i, i * 10) for i in (5, 7, 8, 9)]
+    assert sorted((r["id"], r["v"]) for r in rows_rs_sql(table)) == want
+    got = spark.read.format("deltalog").load(str(table)).orderBy("id").collect()
+    assert [(r.id, r.v) for r in got] == want
+    # the rewritten file (ids 0-4) is removed with its DV; the other one keeps its DV
+    removed = of(log_actions(table, 2), "remove")
+    assert len(removed) == 1 and removed[0].get("deletionVector")
+    assert all(not a.get("deletionVector") for a in of(log_actions(table, 2), "add"))
+
+
 def test_replace_where_rewrite_refused_on_row_tracking_tables(spark, table):
     """Copying a file's other rows would give them new row ids: refused until rewrites preserve them;
     a partition-only replaceWhere (whole files removed, nothing copied) still works."""

@@ -23,8 +23,8 @@ import io.deltalog.txn.OptimisticTransaction
  *    the files of the matching partitions; nothing is read.
  *  - Otherwise the candidate files (pruned by the partition part of the predicate when possible)
  *    are scanned for matching rows; each file holding one is removed and its rows not matching
- *    the predicate are written again with the new data, in the same job. Files without a matching
- *    row stay. With the change data feed on, the replaced rows are recorded as `delete` and the
+ *    the predicate are written again with the new data, in the same job (a file's deletion vector
+ *    applied: its deleted rows stay deleted). Files without a matching row stay. With the change data feed on, the replaced rows are recorded as `delete` and the
  *    new rows as `insert` change data (copied rows are not changes).
  */
 private[commands] final class ReplaceWhere(
@@ -76,12 +76,6 @@ private[commands] final class ReplaceWhere(
     val touchedKeys = readRows(candidates, withFile = true).filter(matches).select(FileColumn).distinct()
       .collect().map(_.getString(0)).toSet
     val touched = candidates.filter(f => touchedKeys.contains(fileKey(f)))
-    touched.find(_.deletionVector.isDefined).foreach { f =>
-      throw new InvalidWriteException("DELTA_REPLACE_WHERE_DELETION_VECTORS", table,
-        s"Table $table: replaceWhere on data columns would rewrite file ${f.path}, which has a deletion vector; " +
-          "this writer does not rewrite such files yet. Use a predicate on partition columns only, or run " +
-          "OPTIMIZE / purge the deletion vectors first.")
-    }
     // Rows copied into a new file would get new row ids: the protocol keeps a row's id across rewrites
     // (materialized in the file), which this writer does not write yet.
     if (touched.nonEmpty && io.deltalog.txn.RowTracking.assignsIds(txn.protocol, txn.metadata)) {
@@ -102,37 +96,20 @@ private[commands] final class ReplaceWhere(
     (inserted.unionByName(copied).unionByName(deleted), Some(flag), touched)
   }
 
-  private val FileColumn = "__deltalog_file"
+  private val FileColumn = TouchedFiles.FileColumn
 
   /** A file's path as Spark reports it in `_metadata.file_path`, reduced to the URI path. */
   private def fileKey(f: AddFile): String =
     new Path(txn.deltaLog.tablePath, PathCodec.decodePath(f.path)).toUri.getPath
 
-  private val uriPath = org.apache.spark.sql.functions.udf((s: String) => new Path(new java.net.URI(s)).toUri.getPath)
-
-  /** The rows of `files` with the table's logical columns (partition values from the log). */
+  /**
+   * The rows of `files` with the table's logical columns (partition values from the log), each
+   * file's deletion vector applied ([[TouchedFiles]]).
+   */
   private def readRows(files: Seq[AddFile], withFile: Boolean): DataFrame = {
-    val mapped = ColumnMappingWriter.enabled(meta.configuration)
-    val physical = ColumnMappingWriter.physicalSchema(schema, mapped)
-    val isPart = schema.fields.map(f => partitionCols.contains(f.name.toLowerCase(Locale.ROOT)))
-    val dataPhysical = StructType(physical.fields.zip(isPart).collect { case (f, false) => f.copy(metadata =
-      org.apache.spark.sql.types.Metadata.empty) })
-    val root = txn.deltaLog.tablePath
-    val groups = files.groupBy(_.partitionValues).toSeq
-    val parts = groups.map { case (pv, fs) =>
-      val paths = fs.map(f => new Path(root, PathCodec.decodePath(f.path)).toString)
-      val df = spark.read.schema(dataPhysical).parquet(paths: _*)
-      val cols = schema.fields.zip(physical.fields).zip(isPart).map {
-        case ((l, p), true) => lit(pv.getOrElse(p.name, null)).cast(l.dataType).as(l.name)
-        case ((l, p), false) => WriteSchema.column(p.name).cast(l.dataType).as(l.name)
-      }
-      val file = if (withFile) Seq(uriPath(org.apache.spark.sql.functions.col("_metadata.file_path")).as(FileColumn))
-        else Nil
-      df.select((cols.toSeq ++ file): _*)
-    }
-    val empty = if (withFile) schema.add(FileColumn, StringType) else schema
-    parts.reduceOption(_ unionByName _).getOrElse(
-      spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], empty))
+    val rows = new TouchedFiles(spark, txn, schema, meta.partitionColumns, meta.configuration, None).read(files)
+      .drop(TouchedFiles.RowIndexColumn)
+    if (withFile) rows else rows.drop(FileColumn)
   }
 }
 
