@@ -1,5 +1,5 @@
-"""``DROP FEATURE`` of the features whose traces live in data files or the schema -- ``typeWidening``
-(and ``typeWidening-preview``), ``columnMapping``, ``rowTracking`` -- compared commit by commit with
+"""``DROP FEATURE`` of the features whose traces live in data files or the schema -- ``typeWidening``,
+``columnMapping``, ``rowTracking`` -- compared commit by commit with
 what delta-spark 4.4 writes when it drops the same feature of the same table; the rows read before
 and after by deltalog, delta-spark (a separate process) and delta-rs; deltalog dropping them from
 tables delta-spark made; the refusals (delta-spark's error classes, nothing written).
@@ -11,7 +11,8 @@ fast drop's barrier and downgrade; columnMapping: one ``REMOVE COLUMN MAPPING`` 
 file under the logical names with the mode and ``maxColumnId`` removed, then barrier and downgrade;
 rowTracking (writer feature, no history protection): ``SET TBLPROPERTIES`` (enable false, suspended
 true), ``ROW TRACKING UNBACKFILL`` (files re-added without row ids), then one downgrade commit that
-removes the properties and the ``delta.rowTracking`` domain.
+removes the properties and the ``delta.rowTracking`` domain; typeWidening-preview: dropped like
+typeWidening (deltalog refuses it: it does not write tables that support the preview feature).
 """
 from __future__ import annotations
 
@@ -161,9 +162,10 @@ result = {"tw": log(b + "/tw"), "twp": log(b + "/twp"), "cm": log(b + "/cm"), "r
 """, base=str(base))
 
 
-def assert_same_commits_from(p: Path, ds: dict, first: int) -> None:
-    """Every commit from `first` on records the same operation facts as delta-spark's."""
-    assert operations(p) == ds_ops(ds)
+def assert_same_commits_from(p: Path, ds: dict, first: int, ds_later: int = 0) -> None:
+    """Every commit from `first` on records the same operation facts as delta-spark's (whose log has
+    `ds_later` more commits, of later statements)."""
+    assert operations(p) == ds_ops(ds)[:len(ds_ops(ds)) - ds_later]
     for v in versions(p)[first:]:
         assert summary(commit_info(p, v)) == summary(ds_one(ds, v, "commitInfo")), v
 
@@ -242,7 +244,7 @@ def test_type_widening_truncate_history_waits_then_drops(spark, tmp_path, delta_
     assert rows_delta_rs(p) == WIDENED_ROWS
 
 
-def test_type_widening_without_older_files_and_the_preview_feature(spark, tmp_path, delta_spark_drops):
+def test_type_widening_without_older_files(spark, tmp_path):
     # every file written after the change: no REORG commit, only the property and the schema cleaned
     p = tmp_path / "later"
     t = sql_path(p)
@@ -253,14 +255,24 @@ def test_type_widening_without_older_files_and_the_preview_feature(spark, tmp_pa
     assert operations(p)[3:] == ["UNSET TBLPROPERTIES", "DROP FEATURE", "Empty Commit", "Empty Commit",
                                  "Empty Commit", "DROP FEATURE"]
     assert rows_deltalog(spark, p) == [(70000,)]
+    assert rows_delta_rs(p) == [(70000,)]
 
-    q = tmp_path / "preview"
-    spark.sql(f"CREATE TABLE {sql_path(q)} (a SMALLINT) USING deltalog "
-              "TBLPROPERTIES ('delta.feature.typeWidening-preview'='supported')")
-    DeltaTable.forPath(spark, str(q)).dropFeatureSupport("typeWidening-preview")
-    ds = delta_spark_drops["twp"]
-    assert_same_commits_from(q, ds, 1)
-    assert protocol_shape(one(q, 4, "protocol")) == protocol_shape(ds_one(ds, 4, "protocol"))
+
+def test_type_widening_preview_is_refused_while_delta_spark_drops_it(spark, tmp_path, delta_spark,
+                                                                    delta_spark_drops):
+    # delta-spark 4.4 drops typeWidening-preview like typeWidening (barrier, then the downgrade) ...
+    assert ds_ops(delta_spark_drops["twp"]) == ["CREATE TABLE", "Empty Commit", "Empty Commit", "Empty Commit",
+                                                "DROP FEATURE"]
+    # ... but deltalog does not write tables that support it, so it refuses, writing nothing
+    p = tmp_path / "preview"
+    delta_spark.run("""
+spark.sql(f"CREATE TABLE delta.`{args['p']}` (a SMALLINT) USING delta TBLPROPERTIES ('delta.feature.typeWidening-preview'='supported')")
+""", p=str(p))
+    with pytest.raises(DropFeatureError) as e:
+        DeltaTable.forPath(spark, str(p)).dropFeatureSupport("typeWidening-preview")
+    assert e.value.errorClass == "DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE"
+    assert str(p) in e.value.message and "delta-spark" in e.value.message
+    assert versions(p) == [0]
 
 
 # ------------------------------------------------------------------------------ columnMapping
@@ -354,7 +366,7 @@ def test_row_tracking_drop_writes_what_delta_spark_writes(spark, tmp_path, delta
 
     ds = delta_spark_drops["rt"]
     assert operations(p)[3:] == ["SET TBLPROPERTIES", "ROW TRACKING UNBACKFILL", "DROP FEATURE"]
-    assert_same_commits_from(p, ds, 3)
+    assert_same_commits_from(p, ds, 3, ds_later=1)  # delta-spark then dropped domainMetadata
     conf = one(p, 3, "metaData")["configuration"]
     assert conf["delta.enableRowTracking"] == "false" and conf["delta.rowTrackingSuspended"] == "true"
     unbackfilled = kinds(p, 4, "add")
@@ -375,6 +387,7 @@ def test_row_tracking_drop_writes_what_delta_spark_writes(spark, tmp_path, delta
     # as with delta-spark, domainMetadata can then be dropped too; new writes get no row ids
     assert errors["rt_dm"] is None
     spark.sql(f"ALTER TABLE {t} DROP FEATURE domainMetadata")
+    assert protocol_shape(one(p, 6, "protocol")) == protocol_shape(ds_one(ds, 6, "protocol"))
     spark.sql(f"INSERT INTO {t} VALUES (7)")
     assert "baseRowId" not in one(p, versions(p)[-1], "add")
 

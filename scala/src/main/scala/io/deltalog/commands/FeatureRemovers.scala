@@ -55,8 +55,7 @@ private[deltalog] object FeatureRemovers {
     case TableFeature.InCommitTimestamp => Some(InCommitTimestampRemover)
     case TableFeature.DomainMetadata => Some(DomainMetadataRemover)
     case TableFeature.CheckpointProtection => Some(NoTraces(TableFeature.CheckpointProtection))
-    case TableFeature.TypeWidening => Some(TypeWideningRemover(TableFeature.TypeWidening))
-    case TableFeature.TypeWideningPreview => Some(TypeWideningRemover(TableFeature.TypeWideningPreview))
+    case TableFeature.TypeWidening => Some(TypeWideningRemover)
     case TableFeature.ColumnMapping => Some(ColumnMappingRemover)
     case TableFeature.RowTracking => Some(RowTrackingRemover)
     case _ => None

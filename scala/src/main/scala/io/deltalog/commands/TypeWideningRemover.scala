@@ -11,7 +11,7 @@ import io.deltalog.schema.DeltaSchema
 import io.deltalog.txn.{Operation, OptimisticTransaction}
 
 /**
- * DROP FEATURE `typeWidening` / `typeWidening-preview` (digest §6.8), as delta-spark 4.4: while
+ * DROP FEATURE `typeWidening` (digest §6.8), as delta-spark 4.4: while
  * `delta.enableTypeWidening` is set or a field of the schema has `delta.typeChanges`, the
  * pre-downgrade
  *  1. unsets `delta.enableTypeWidening` (`UNSET TBLPROPERTIES`, committed even when it was not set),
@@ -21,9 +21,15 @@ import io.deltalog.txn.{Operation, OptimisticTransaction}
  *  3. removes `delta.typeChanges` from the schema (`DROP FEATURE` with the changed `columns`).
  * Only steps 2 and 3 count as changes that make TRUNCATE HISTORY wait for the retention period. A
  * commit of the history uses the feature when its schema records a type change.
+ *
+ * `typeWidening-preview` (which delta-spark 4.4 drops the same way) has no remover: deltalog does
+ * not write tables that support it, so it cannot write the drop's commits either.
  */
-private[commands] final case class TypeWideningRemover(feature: TableFeature) extends FeatureRemover {
-  import TypeWideningRemover._
+private[commands] object TypeWideningRemover extends FeatureRemover {
+  val EnableKey = "delta.enableTypeWidening"
+  val TypeChangesKey = "delta.typeChanges"
+
+  def feature: TableFeature = TableFeature.TypeWidening
 
   def traces(snapshot: Snapshot): Option[String] = {
     val m = snapshot.metadata
@@ -53,11 +59,6 @@ private[commands] final case class TypeWideningRemover(feature: TableFeature) ex
     case m: Metadata => changes(schemaOf(m)).nonEmpty
     case _ => false
   }
-}
-
-private[commands] object TypeWideningRemover {
-  val EnableKey = "delta.enableTypeWidening"
-  val TypeChangesKey = "delta.typeChanges"
 
   private def schemaOf(m: Metadata): StructType = DeltaSchema.fromJson(m.schemaString)
 
