@@ -313,6 +313,14 @@ class DeltaTable:
         the first run removes the traces and raises ``DropFeatureWaitForRetentionError``; run it
         again after that period (it truncates the older history, then drops the feature).
 
+        As delta-spark 4.4, some drops rewrite data files first (``dataChange = false``, the rows
+        unchanged): ``typeWidening`` rewrites the files still storing a column's older type (``REORG``)
+        and removes ``delta.typeChanges`` from the schema; ``columnMapping`` rewrites every file under
+        the logical column names (``REMOVE COLUMN MAPPING``); ``rowTracking`` suspends row ids and
+        re-adds the files without them (``ROW TRACKING UNBACKFILL``), then drops the feature in one
+        commit (no history protection). ``typeWidening-preview`` is refused (deltalog does not write
+        tables that support it).
+
         Raises ``DropFeatureError`` (a ``TableFeatureError``) when the drop is refused, with
         delta-spark's error classes: ``DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE`` (unknown name,
         or a feature deltalog cannot remove yet), ``DELTA_FEATURE_DROP_FEATURE_NOT_PRESENT``,

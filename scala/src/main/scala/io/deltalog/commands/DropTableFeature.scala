@@ -160,7 +160,7 @@ final class DropTableFeature(
     txn.downgradeProtocol(ProtocolDowngrade(feature.name, p, protect,
       v => invalidAt(remover, log.snapshotAt(v))))
     beforeDowngradeCommit(txn)
-    txn.commit(Nil, Operation.dropFeature(featureName, truncateHistory))
+    txn.commit(remover.actionsAtDowngrade(snapshot), Operation.dropFeature(featureName, truncateHistory))
   }
 
   // ------------------------------------------------------------------------------ TRUNCATE HISTORY

@@ -38,6 +38,9 @@ private[deltalog] trait FeatureRemover {
   /** Table properties removed by the downgrade commit itself. */
   def propertiesRemovedAtDowngrade(conf: Map[String, String]): Set[String] = Set.empty
 
+  /** Actions the downgrade commit writes besides protocol and metadata (e.g. a domain removed). */
+  def actionsAtDowngrade(snapshot: Snapshot): Seq[Action] = Nil
+
   /** Whether `action` (of a commit or a checkpoint) uses the feature (TRUNCATE HISTORY's history scan). */
   def actionUsesFeature(action: Action): Boolean = false
 }
@@ -52,10 +55,24 @@ private[deltalog] object FeatureRemovers {
     case TableFeature.InCommitTimestamp => Some(InCommitTimestampRemover)
     case TableFeature.DomainMetadata => Some(DomainMetadataRemover)
     case TableFeature.CheckpointProtection => Some(NoTraces(TableFeature.CheckpointProtection))
+    case TableFeature.TypeWidening => Some(TypeWideningRemover)
+    case TableFeature.ColumnMapping => Some(ColumnMappingRemover)
+    case TableFeature.RowTracking => Some(RowTrackingRemover)
     case _ => None
   }
 
-  private def isTrue(conf: Map[String, String], key: String): Boolean =
+  /**
+   * The Spark session a pre-downgrade that rewrites data files runs in: the active one (DROP
+   * FEATURE runs inside one). `why` says what must be rewritten.
+   */
+  private[commands] def rewriteSession(feature: TableFeature, table: String, why: String): ClassicSession =
+    SparkSession.getActiveSession.collect { case c: ClassicSession => c }.getOrElse {
+      throw new TableFeatureException("DELTALOG_FEATURE_DROP_NEEDS_REWRITE",
+        s"Cannot drop ${feature.name} from table $table yet: $why, which needs an active Spark session. Run " +
+          s"ALTER TABLE $table DROP FEATURE ${feature.name} in a Spark session with deltalog.")
+    }
+
+  private[commands] def isTrue(conf: Map[String, String], key: String): Boolean =
     conf.get(key).exists(_.trim.equalsIgnoreCase("true"))
 
   /** One `UNSET TBLPROPERTIES` commit of `keys` that are set (as delta-spark's pre-downgrade does). */

@@ -37,7 +37,8 @@ final case class ReorgPurgeResult(
 
 /**
  * `REORG TABLE t [WHERE partition predicate] APPLY (PURGE)`: every data file (in the predicate's
- * partitions) that has a deletion vector is rewritten without its deleted rows and removed, in one
+ * partitions) that has a deletion vector (with [[ReorgMode.RewriteTypeWidening]]: that stores a
+ * column with an older type) is rewritten without its deleted rows and removed, in one
  * commit that changes no data (`dataChange = false`; operation `REORG`, OPTIMIZE's metrics, as
  * delta-spark 4.4). Files are rewritten copy-on-write even when the table has deletion vectors
  * enabled ([[RowLevelRewrite]] with `forceCopyOnWrite`); under row tracking rows keep their row ids
@@ -51,7 +52,8 @@ final class ReorgPurgeCommand(
     path: String,
     predicate: Option[Expression],
     tableName: Option[String] = None,
-    hadoopOptions: Map[String, String] = Map.empty) {
+    hadoopOptions: Map[String, String] = Map.empty,
+    mode: ReorgMode = ReorgMode.Purge) {
   import RowChanges._
 
   def run(): ReorgPurgeResult = {
@@ -68,7 +70,12 @@ final class ReorgPurgeCommand(
       case None => txn.filterFiles()
       case Some(e) => matchingPartitions(txn.filterFiles(DmlSupport.partitionPredicates(e, rw.partitionCols)), e, rw)
     }
-    val withDvs = inScope.filter(_.deletionVector.isDefined)
+    val withDvs = mode match {
+      case ReorgMode.Purge => inScope.filter(_.deletionVector.isDefined)
+      case ReorgMode.RewriteTypeWidening =>
+        val physical = ColumnMappingWriter.physicalSchema(rw.schema, ColumnMappingWriter.enabled(rw.conf))
+        ParquetFileTypes.filesWithOtherTypes(spark, deltaLog.tablePath, hadoopConf, inScope, physical)
+    }
     val qualified = deltaLog.tablePath.getFileSystem(hadoopConf).makeQualified(deltaLog.tablePath).toString
     val numColumns = leafCount(rw.schema)
     val indexed = rw.conf.get(StatsSpec.NumIndexedColsKey).flatMap(v => scala.util.Try(v.trim.toInt).toOption)
@@ -76,7 +83,7 @@ final class ReorgPurgeCommand(
     val withStats = if (indexed < 0) numColumns else math.min(indexed, numColumns)
     val base = ReorgPurgeResult(-1L, qualified, Nil, Nil, inScope.size, 0L, startTimeMs, numColumns, withStats)
     if (withDvs.isEmpty) {
-      ReorgPurgeCommand.log.info(s"Table $table: REORG APPLY (PURGE) found no file with a deletion vector; nothing committed.")
+      ReorgPurgeCommand.log.info(s"Table $table: REORG ($mode) found no file to rewrite; nothing committed.")
       return base
     }
     val dvRows = withDvs.flatMap(_.deletionVector).map(_.cardinality).sum
@@ -87,7 +94,8 @@ final class ReorgPurgeCommand(
     val predicateText = predicate.map(_.toString).toSeq
     val outcome = rw.commit(withDvs.map(f => rw.Touched(f, 0L, 0L, None)), changes, withInserts = false,
       identityColumns = Nil, scanTimeMs = 0L,
-      op = o => Operation.reorgPurge(predicateText).withMetrics(ReorgPurgeCommand.metrics(o, withDvs.size)),
+      op = o => Operation.reorgPurge(predicateText)
+        .withMetrics(ReorgPurgeCommand.metrics(o, withDvs.count(_.deletionVector.isDefined))),
       beforeCommit = () => DeleteCommand.runBeforeCommitHook(path), dataChange = false)
     outcome match {
       case None => base
@@ -126,6 +134,20 @@ final class ReorgPurgeCommand(
       .map(_.getString(0).toInt).map(distinct).toSet
     files.filter(f => keep.contains(f.partitionValues))
   }
+}
+
+/** Which files a [[ReorgPurgeCommand]] rewrites (delta-spark's reorg modes; both log `REORG`, `applyPurge`). */
+sealed trait ReorgMode
+
+object ReorgMode {
+  /** `REORG TABLE … APPLY (PURGE)`: the files with a deletion vector. */
+  case object Purge extends ReorgMode
+
+  /**
+   * DROP FEATURE typeWidening's rewrite: the files storing a column with another type than the
+   * table's ([[ParquetFileTypes]]), so that readers without type widening can read every file.
+   */
+  case object RewriteTypeWidening extends ReorgMode
 }
 
 object ReorgPurgeCommand {

@@ -35,6 +35,9 @@ import io.deltalog.txn.{OptimisticTransaction, Operation, RowTracking}
  *
  * @param forceCopyOnWrite rewrite touched files (copy-on-write) even when the table has deletion
  *                         vectors enabled (REORG ... APPLY (PURGE), which must leave no DV behind)
+ * @param readAs           the metadata the touched files are read with when it is not the metadata
+ *                         written (`evolved`): DROP FEATURE columnMapping reads the files by their
+ *                         physical names and writes them under the logical names
  */
 private[commands] final class RowLevelRewrite(
     spark: ClassicSession,
@@ -43,7 +46,8 @@ private[commands] final class RowLevelRewrite(
     val table: String,
     statement: String,
     evolved: Option[Metadata] = None,
-    forceCopyOnWrite: Boolean = false) {
+    forceCopyOnWrite: Boolean = false,
+    readAs: Option[Metadata] = None) {
   import RowChanges._
 
   /** The table's metadata after the statement (MERGE schema evolution: `evolved`, committed with it). */
@@ -54,7 +58,9 @@ private[commands] final class RowLevelRewrite(
   val dvMode: Boolean = !forceCopyOnWrite && DmlSupport.deletionVectorsOn(txn)
   val cdfOn: Boolean = MetadataView.boolValue(WriteIntoDeltalog.CdfKey, conf.get(WriteIntoDeltalog.CdfKey))
   val rowIds: Option[TouchedFiles.RowIds] = DmlSupport.rowIdColumns(txn, table, statement)
-  val reader = new TouchedFiles(spark, txn, schema, meta.partitionColumns, conf, rowIds)
+  private val readMeta: Metadata = readAs.getOrElse(meta)
+  val reader = new TouchedFiles(spark, txn, WriteIntoDeltalog.parseSchema(readMeta.schemaString),
+    readMeta.partitionColumns, readMeta.configuration, rowIds)
   /** Logical name (lower case) → physical name of each top-level column. */
   val physicalNames: Map[String, String] =
     schema.fields.zip(ColumnMappingWriter.physicalSchema(schema, ColumnMappingWriter.enabled(conf)).fields)

@@ -114,6 +114,21 @@ object Operation {
     Operation("RESTORE", Map("version" -> version.map(_.toString).getOrElse("null"),
       "timestamp" -> timestamp.map(js).getOrElse("null")), jsonValuedParameters = Set("version", "timestamp"))
 
+  /**
+   * DROP FEATURE typeWidening: the `delta.typeChanges` metadata removed from the schema, as delta-spark
+   * 4.4's `UpdateColumnMetadata("DROP FEATURE", …)`: `columns` is a JSON array with, per field that
+   * had the metadata, its (quoted, dotted) path as `name`, its type name, nullability and metadata.
+   */
+  def dropFeatureColumnMetadata(columnsJson: String): Operation =
+    Operation("DROP FEATURE", Map("columns" -> columnsJson), changesData = false)
+
+  /** DROP FEATURE columnMapping: every file rewritten under the logical column names (no parameters). */
+  def removeColumnMapping: Operation = Operation("REMOVE COLUMN MAPPING", changesData = false)
+
+  /** DROP FEATURE rowTracking: files re-added without `baseRowId` / `defaultRowCommitVersion`, by batch. */
+  def rowTrackingUnBackfill(batchId: Int): Operation =
+    Operation("ROW TRACKING UNBACKFILL", Map("batchId" -> batchId.toString), changesData = false)
+
   def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil): Operation =
     Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates), "zOrderBy" -> jsSeq(zOrderBy)),
       changesData = false)
