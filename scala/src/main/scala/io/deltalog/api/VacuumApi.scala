@@ -45,6 +45,19 @@ final class VacuumRun(spark: SparkSession, path: String, deltaLog: DeltaLog,
     r
   }
 
+  /** [[run]], its result as one JSON object (the CLI's summary; delta-spark's metric names). */
+  def runJson(): String = {
+    val r = run()
+    val node = io.deltalog.actions.Action.mapper.createObjectNode()
+    node.put("table", r.tablePath).put("dryRun", r.dryRun).put("vacuumType", r.vacuumType)
+      .put("numFilesToDelete", r.paths.size.toLong).put("sizeOfDataToDelete", r.sizeOfDataToDelete)
+      .put("numDeletedFiles", r.deleted).put("numVacuumedDirectories", r.directories)
+      .put("deleteBeforeTimestamp", r.deleteBeforeTimestamp)
+    val arr = node.putArray("paths")
+    r.paths.foreach(arr.add)
+    io.deltalog.actions.Action.mapper.writeValueAsString(node)
+  }
+
   def phase: String = progress.phase
   def listed: Long = progress.listed.get()
   def toDelete: Long = progress.toDelete.get()

@@ -111,15 +111,16 @@ final class VacuumCommand(
         if (options.lite) {
           val e = VacuumLite.eligible(deltaLog, snapshot, table, paths, hidden, latestOutside)
           progress.listed.addAndGet(e.files.size)
-          (e.files, 1L)
+          // candidates from the log: only entries in the table's own directories, not modified since
+          val onDisk = e.files.filter(f => f.modificationTime >= deleteBefore || valid.contains(f.path) ||
+            (deleter.isDeletable(f.path) && deleter.olderThan(f.path, deleteBefore)))
+          (onDisk, 1L)
         } else {
           val listed = new TableFileListing(deltaLog.fs, root, hidden, pool, progress.listed).list()
           (listed, listed.count(_.isDir) + 1L)
         }
       val (files, dirs, size) = diff(entries, valid, deleteBefore)
-      val (delFiles, delDirs) =
-        if (!options.lite) (files, dirs)
-        else (files.filter(f => deleter.isDeletable(f) && deleter.olderThan(f, deleteBefore)), dirs)
+      val (delFiles, delDirs) = (files, dirs)
       progress.toDelete.set(delFiles.size + delDirs.size)
       val qualified = (delFiles ++ delDirs).map(qualify(root, _))
       val result = VacuumResult(root.toString, options.dryRun, vacuumType, qualified, size, 0L, dirCount, deleteBefore)
@@ -160,11 +161,11 @@ final class VacuumCommand(
       val hours = (defaultRetention + TimeUnit.HOURS.toMillis(1) - 1) / TimeUnit.HOURS.toMillis(1)
       throw new VacuumException("DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT", table,
         "The specified VACUUM retention period is too low and may corrupt this Delta table if any writes are in " +
-          s"progress (table $table: RETAIN ${options.retentionHours.get} HOURS, its delta.deletedFileRetentionDuration " +
-          s"is $hours hours). Nothing was deleted.\n\nIf no operations (insert, upsert, delete, optimize) are running, " +
-          "you can disable this safety check by setting:\nspark.deltalog.retentionDurationCheck.enabled = false\n(or " +
-          "delta-spark's spark.databricks.delta.retentionDurationCheck.enabled = false)\n\nOtherwise, use a retention " +
-          s"period of at least $hours hours.")
+          s"progress: table $table keeps removed files for $hours hours (delta.deletedFileRetentionDuration) and " +
+          s"RETAIN asked for ${options.retentionHours.get} hours. Nothing was deleted; use a retention period of at " +
+          s"least $hours hours.\n\nIf no operations (insert, upsert, delete, optimize) are running, you can disable " +
+          "this safety check by setting:\nspark.deltalog.retentionDurationCheck.enabled = false\n(or delta-spark's " +
+          "spark.databricks.delta.retentionDurationCheck.enabled = false)")
     }
   }
 }
