@@ -16,7 +16,9 @@ import org.slf4j.LoggerFactory
  *
  * On a local file system every deletion first checks that the entry's parent directory is the
  * real directory under the root (no symbolic link on the way, however the path was found), then
- * unlinks the entry itself: a symbolic link is removed as a link, its target is never touched.
+ * unlinks the entry itself: a symbolic link is removed as a link, its target is never touched. A
+ * deleted file's checksum sidecar (`.name.crc`, as Hadoop's local file system writes them) goes with
+ * it, as Hadoop's `delete` does.
  */
 final class VacuumDeleter(fs: FileSystem, root: Path, pool: ExecutorService, deleted: AtomicLong) {
   private val log = LoggerFactory.getLogger(classOf[VacuumDeleter])
@@ -61,6 +63,9 @@ final class VacuumDeleter(fs: FileSystem, root: Path, pool: ExecutorService, del
     val target = rootDir.resolve(relative)
     if (!Files.exists(target, LinkOption.NOFOLLOW_LINKS)) return false
     Files.delete(target) // a link: the link itself; a directory: only when empty
+    // Hadoop's local file system deletes a file's checksum sidecar with it (`.name.crc`), as delta-spark does
+    val crc = target.resolveSibling("." + target.getFileName.toString + ".crc")
+    if (Files.isRegularFile(crc, LinkOption.NOFOLLOW_LINKS)) Files.deleteIfExists(crc)
     true
   }
 
