@@ -120,16 +120,20 @@ class SparkPeer:
             del self._stderr[:-200]
 
     def _reply(self) -> dict:
-        box: dict = {}
-        t = threading.Thread(target=lambda: box.setdefault("line", self.proc.stdout.readline()), daemon=True)
-        t.start()
-        t.join(self.timeout)
-        line = box.get("line")
-        if not line:
-            self.close()
-            raise PeerError(f"{self.engine} process gave no reply (exit {self.proc.poll()}); its stderr:\n"
-                            + "".join(self._stderr[-60:]))
-        return json.loads(line)
+        while True:
+            box: dict = {}
+            t = threading.Thread(target=lambda: box.setdefault("line", self.proc.stdout.readline()), daemon=True)
+            t.start()
+            t.join(self.timeout)
+            line = box.get("line")
+            if not line:
+                self.close()
+                raise PeerError(f"{self.engine} process gave no reply (exit {self.proc.poll()}); its stderr:\n"
+                                + "".join(self._stderr[-60:]))
+            if line.startswith("{"):
+                return json.loads(line)
+            # the JVM's own stdout (delta-spark's VACUUM prints "Deleted N files ..."): not a reply
+            self._stderr.append(line)
 
     def run(self, code: str, **args: Any) -> Any:
         """Run ``code`` in the peer (``spark``, ``args``, ``result`` in scope); return ``result``."""

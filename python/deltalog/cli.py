@@ -1,4 +1,4 @@
-"""The ``deltalog`` command line (no JVM needed).
+"""The ``deltalog`` command line (no JVM needed, except for ``vacuum``).
 
 ::
 
@@ -11,6 +11,8 @@
     deltalog history PATH [--limit N]           # the commits, newest first (DESCRIBE HISTORY)
     deltalog history PATH --json                # one JSON array, DESCRIBE HISTORY's column names
     deltalog describe PATH [--json]             # DESCRIBE DETAIL: id, location, files, size, features...
+    deltalog vacuum PATH [--dry-run] [--retain-hours N] [--lite] [--json]
+                                                # VACUUM through the engine (starts a local Spark driver)
     deltalog cache info                         # the driver class-data cache: directory, archives, size
     deltalog cache clear                        # delete its archives and notes
 
@@ -18,6 +20,10 @@
 N newest); timestamps are the ones time travel uses (in-commit timestamps where enabled, else
 monotonized file modification times), printed in UTC (ISO 8601, ms). ``describe`` replays the
 newest checkpoint (file paths and sizes only) and the commits after it.
+
+``vacuum`` checks its arguments and that PATH holds a ``_delta_log`` before it starts Spark, shows
+a progress line on stderr while it lists and deletes (when stderr is a terminal) and prints a summary
+(with ``--dry-run``, first the paths it would delete).
 
 Exit status: 0 on success, 1 when the table cannot be read or the change would be refused
 (the message names the error class and what to do), 2 for usage errors.
@@ -65,6 +71,17 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("path", metavar="PATH", help="table root (local path or file: URI)")
     d.add_argument("--json", action="store_true",
                    help="print one JSON object with DESCRIBE DETAIL's column names")
+    v = sub.add_parser("vacuum", help="delete files no version within the retention references (VACUUM)",
+                       description="Runs VACUUM through the deltalog engine in a local Spark driver: deletes the "
+                                   "files under PATH that no version within the retention references and that "
+                                   "are older than it (never _delta_log or hidden files), then prints a summary.")
+    v.add_argument("path", metavar="PATH", help="table root (local path or file: URI)")
+    v.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
+    v.add_argument("--retain-hours", metavar="N", type=_non_negative_float,
+                   help="keep what versions of the last N hours need (default: the table's "
+                        "delta.deletedFileRetentionDuration, 168)")
+    v.add_argument("--lite", action="store_true", help="VACUUM LITE: candidates from the log instead of a listing")
+    v.add_argument("--json", action="store_true", help="print one JSON object (paths and delta-spark's metric names)")
     c = sub.add_parser("cache", help="show or clear the driver's class-data cache",
                        description="The class-data archives configure_spark_with_deltalog records for the Spark "
                                    "driver JVM (DELTALOG_CLASS_DATA_DIR, default ~/.cache/deltalog/class-data).")
@@ -83,6 +100,16 @@ def _non_negative(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if n < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {n}")
+    return n
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        n = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not n >= 0 or n == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of hours >= 0, got {text}")
     return n
 
 
@@ -139,6 +166,21 @@ def _describe_command(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     for k, v in detail.items():
         out.write(f"{k}: {'null' if v is None else _compact(v)}\n")
+    return 0
+
+
+def _vacuum_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from deltalog._vacuum_cli import run_vacuum, summary
+
+    try:
+        result = run_vacuum(args.path, args.dry_run, args.retain_hours, args.lite, err)
+    except DeltalogError as e:  # one line: the engine's messages put what to do on their first line
+        err.write(f"deltalog: error: {str(e).splitlines()[0]}\n")
+        return 1
+    if args.json:
+        out.write(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    else:
+        out.write(summary(result, str(args.path)))
     return 0
 
 
@@ -231,6 +273,8 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
             return _history_command(args, out)
         if args.command == "describe":
             return _describe_command(args, out)
+        if args.command == "vacuum":
+            return _vacuum_command(args, out, err)
         if args.command == "cache":
             return _cache_command(args, out)
     except DeltalogError as e:

@@ -240,6 +240,13 @@ class DeletionVectorLoadError(DeltalogError):
 # The Spark connector (``format("deltalog")``: io.deltalog.commands, io.deltalog.spark.*).
 
 
+class VacuumError(DeltalogError, ValueError):
+    """VACUUM refused (delta-spark's error classes): a retention below the table's while the check is
+    on (``DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT``), a negative one, or LITE on a log that no longer
+    covers the commits it needs (``DELTA_CANNOT_VACUUM_LITE``). Nothing was deleted."""
+    _spark_base = "IllegalArgumentException"
+
+
 class SchemaMismatchError(DeltalogError):
     """The written data's schema does not match the table's (``mergeSchema`` / ``overwriteSchema``)."""
 
@@ -299,6 +306,9 @@ ERROR_CLASSES.update({
     "DELTA_POST_COMMIT_HOOK_FAILED": PostCommitHookFailedError,
     "DELTA_DELETION_VECTOR_INVALID": DeletionVectorLoadError,
     "DELTA_SCHEMA_MISMATCH": SchemaMismatchError,
+    "DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT": VacuumError,
+    "DELTA_VACUUM_RETENTION_PERIOD_NEGATIVE": VacuumError,
+    "DELTA_CANNOT_VACUUM_LITE": VacuumError,
     "DELTA_INVALID_WRITE_OPTION": InvalidWriteOptionError,
     "DELTA_INVALID_READ_OPTION": InvalidReadOptionError,
     "DELTA_INVALID_COLUMN_MAPPING": ColumnMappingError,
@@ -329,6 +339,7 @@ ERROR_CLASSES.update({
 JVM_CLASS_FALLBACKS = (
     ("io.deltalog.commands.ConstraintViolationException", ConstraintViolationError),
     ("io.deltalog.commands.InvalidWriteException", InvalidWriteError),
+    ("io.deltalog.commands.VacuumException", VacuumError),
     ("io.deltalog.schema.InvalidSchemaException", InvalidSchemaError),
     ("io.deltalog.exceptions.TableFeatureException", TableFeatureError),
     ("io.deltalog.exceptions.InvalidTablePropertyException", InvalidTablePropertyError),

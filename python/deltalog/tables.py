@@ -270,6 +270,30 @@ class DeltaTable:
         self._check_latest("MERGE")
         return DeltaMergeBuilder(self, source, _column(condition, "merge condition"))
 
+    # ------------------------------------------------------------------ maintenance
+    def vacuum(self, retentionHours: Optional[float] = None, dryRun: bool = False) -> Any:
+        """Delete the files under the table's root that no version within the retention references
+        and that are older than it, as delta-spark's ``DeltaTable.vacuum`` (``VACUUM`` in SQL)::
+
+            dt.vacuum()                    # the table's delta.deletedFileRetentionDuration (default 7 days)
+            dt.vacuum(200)                 # keep what versions of the last 200 hours need
+            dt.vacuum(dryRun=True).show()  # what it would delete (column ``path``), nothing deleted
+
+        A real run returns an empty DataFrame (as delta-spark) after committing ``VACUUM START`` and
+        ``VACUUM END``; ``dryRun=True`` (deltalog's addition; SQL ``DRY RUN``) returns the qualified
+        paths it would delete. ``retentionHours`` below the table's retention raises ``VacuumError``
+        (``DELTA_VACUUM_RETENTION_PERIOD_TOO_SHORT``) unless the Spark conf
+        ``spark.deltalog.retentionDurationCheck.enabled`` (or delta-spark's
+        ``spark.databricks.delta.retentionDurationCheck.enabled``) is ``false``. Always vacuums the
+        latest version (a time-travelled handle is refused).
+        """
+        from pyspark.sql import DataFrame
+        self._check_latest("VACUUM")
+        hours = float("nan") if retentionHours is None else float(retentionHours)
+        api = api_class(self._spark, "VacuumApi")
+        jdf = _call(api.vacuum, self._spark._jsparkSession, self._path, hours, bool(dryRun), False)
+        return DataFrame(jdf, self._spark)
+
     def _check_latest(self, statement: str) -> None:
         if self._pinned:
             from deltalog.exceptions import InvalidWriteError

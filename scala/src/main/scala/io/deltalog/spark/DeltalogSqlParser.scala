@@ -18,7 +18,7 @@ import io.deltalog.protocol.{Protocol, TableFeature}
  * deltalog's SQL parser: recognises `DESC[RIBE] PROTOCOL <table>`, `DESC[RIBE] HISTORY <table>
  * [LIMIT n]`, `DESC[RIBE] DETAIL <table>` and `ALTER TABLE <table> DROP FEATURE <name> [TRUNCATE
  * HISTORY]` ([[DropFeatureCommand]]), `REORG TABLE <table> [WHERE <partition predicate>] APPLY (PURGE)`
- * ([[ReorgTableCommand]]), `RESTORE [TABLE] <table> [TO] VERSION|TIMESTAMP AS OF ...` ([[RestoreTableCommand]]) and hands every other statement (and every other
+ * ([[ReorgTableCommand]]), `RESTORE [TABLE] <table> [TO] VERSION|TIMESTAMP AS OF ...` ([[RestoreTableCommand]]), `VACUUM <table> [LITE | FULL] [RETAIN n HOURS] [DRY RUN]` ([[VacuumTableCommand]]) and hands every other statement (and every other
  * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
@@ -65,6 +65,26 @@ object DeltalogSqlParser {
   private val RestoreTimestamp =
     """(?is)^\s*restore\s+(?:table\s+)?(.+?)\s+(?:to\s+)?(?:timestamp|system_time)\s+as\s+of\s+(.+?)\s*;?\s*$""".r
 
+  private val Vacuum =
+    """(?is)^\s*vacuum\s+(.+?)((?:\s+(?:lite|full|retain\s+[-+]?(?:\d+\.?\d*|\.\d+)\s+hours?|dry\s+run))*)\s*;?\s*$""".r
+  private val VacuumModifier = """(?is)(lite|full)|retain\s+([-+]?(?:\d+\.?\d*|\.\d+))\s+hours?|(dry\s+run)""".r
+  private val VacuumInventory = """(?is)^\s*vacuum\s+.*\susing\s+inventory\s.*""".r
+
+  /** `VACUUM` with its modifiers in any order, each at most once (delta-spark's grammar, without USING INVENTORY). */
+  private def vacuum(target: String, modifiers: String, delegate: ParserInterface): VacuumTableCommand = {
+    var vacuumType = Option.empty[String]
+    var retain = Option.empty[Double]
+    var dryRun = false
+    def once(seen: Boolean, clause: String): Unit =
+      if (seen) throw new DeltalogException("DELTA_DUPLICATE_CLAUSE", s"Found duplicate clauses: $clause in VACUUM.")
+    VacuumModifier.findAllMatchIn(modifiers).foreach { m =>
+      if (m.group(1) != null) { once(vacuumType.isDefined, "LITE/FULL"); vacuumType = Some(m.group(1).toUpperCase(Locale.ROOT)) }
+      else if (m.group(2) != null) { once(retain.isDefined, "RETAIN"); retain = Some(m.group(2).toDouble) }
+      else { once(dryRun, "DRY RUN"); dryRun = true }
+    }
+    VacuumTableCommand(TableTarget.parse(target, delegate), retain, dryRun, vacuumType)
+  }
+
   /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL, DROP FEATURE, REORG … APPLY (PURGE)), or None for any other statement. */
   def parse(sqlText: String, delegate: ParserInterface): Option[LogicalPlan] = sqlText match {
     case Protocol(target) =>
@@ -75,6 +95,10 @@ object DeltalogSqlParser {
     case Detail(target) => Some(DescribeDetailCommand(TableTarget.parse(target, delegate)))
     case DropFeature(target, name, truncate) =>
       Some(DropFeatureCommand(TableTarget.parse(target, delegate), featureName(name), truncate != null))
+    case Vacuum(target, modifiers) => Some(vacuum(target, modifiers, delegate))
+    case VacuumInventory() =>
+      throw new DeltalogException("DELTALOG_VACUUM_INVENTORY_UNSUPPORTED",
+        "VACUUM ... USING INVENTORY is not supported by deltalog: run VACUUM without it (deltalog lists the table itself).")
     case Reorg(target, where) =>
       Some(ReorgTableCommand(TableTarget.parse(target, delegate), Option(where)))
     case RestoreVersion(target, v) => Some(RestoreTableCommand(TableTarget.parse(target, delegate), Some(v.toLong), None))

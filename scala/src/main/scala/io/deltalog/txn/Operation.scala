@@ -129,6 +129,30 @@ object Operation {
   def rowTrackingUnBackfill(batchId: Int): Operation =
     Operation("ROW TRACKING UNBACKFILL", Map("batchId" -> batchId.toString), changesData = false)
 
+  /**
+   * `VACUUM START` (a commit of its commitInfo only) as delta-spark 4.4 writes it: parameters
+   * `retentionCheckEnabled` (JSON boolean), `defaultRetentionMillis` and, for a RETAIN clause,
+   * `specifiedRetentionMillis` (JSON numbers); metrics `numFilesToDelete`, `sizeOfDataToDelete`.
+   */
+  def vacuumStart(retentionCheckEnabled: Boolean, specifiedRetentionMillis: Option[Long],
+      defaultRetentionMillis: Long, numFilesToDelete: Long, sizeOfDataToDelete: Long): Operation =
+    Operation("VACUUM START", Map("retentionCheckEnabled" -> retentionCheckEnabled.toString,
+      "defaultRetentionMillis" -> defaultRetentionMillis.toString) ++
+      specifiedRetentionMillis.map("specifiedRetentionMillis" -> _.toString),
+      metrics = Map("numFilesToDelete" -> numFilesToDelete.toString, "sizeOfDataToDelete" -> sizeOfDataToDelete.toString),
+      changesData = false,
+      jsonValuedParameters = Set("retentionCheckEnabled", "defaultRetentionMillis", "specifiedRetentionMillis"))
+
+  /**
+   * `VACUUM END`: `status` `COMPLETED` with metrics `numDeletedFiles`, `numVacuumedDirectories`, or
+   * `FAILED` (deletion threw) without metrics, as delta-spark 4.4.
+   */
+  def vacuumEnd(deleted: Option[(Long, Long)]): Operation =
+    Operation("VACUUM END", Map("status" -> (if (deleted.isDefined) "COMPLETED" else "FAILED")),
+      metrics = deleted.map { case (files, dirs) =>
+        Map("numDeletedFiles" -> files.toString, "numVacuumedDirectories" -> dirs.toString)
+      }.getOrElse(Map.empty), changesData = false)
+
   def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil): Operation =
     Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates), "zOrderBy" -> jsSeq(zOrderBy)),
       changesData = false)
