@@ -140,12 +140,14 @@ private[commands] final class RowLevelRewrite(
    * @param dataChange      false for a rewrite that changes no data (REORG ... APPLY (PURGE)): every
    *                        touched file is rewritten whether or not a row of it changed, and the
    *                        `add` / `remove` actions say `dataChange = false`
+   * @param readRows        how the touched files' rows are read (null: [[TouchedFiles.read]]); OPTIMIZE
+   *                        lays them out (one Spark partition per output file) without changing them
    * @return None when nothing changed (nothing committed)
    */
   def commit(touched: Seq[Touched], changes: DataFrame => DataFrame, withInserts: Boolean,
       identityColumns: Seq[String], scanTimeMs: Long,
       op: Outcome => Operation, beforeCommit: () => Unit = () => (),
-      dataChange: Boolean = true): Option[Outcome] = {
+      dataChange: Boolean = true, readRows: Seq[AddFile] => DataFrame = null): Option[Outcome] = {
     val rewriteStart = System.nanoTime()
     val deltaLog = txn.deltaLog
     val flag = DataFileWriter.CdcFlag
@@ -173,7 +175,7 @@ private[commands] final class RowLevelRewrite(
     // deletion vectors without change data: a statement that only deletes writes no rows (pass 2 skipped)
     val needWrite = withInserts || (if (dvMode) writeCdc || changedFiles.exists(_.updated > 0) else changedFiles.nonEmpty)
     val written: Seq[WrittenFile] = if (!needWrite) Nil else {
-      val rows = changes(reader.read(toRead))
+      val rows = changes(Option(readRows).getOrElse(reader.read _)(toRead))
       writer.write(output(rows, writeCdc, unchanged.map(t => reader.fileKey(t.file)).toSet))
     }
     var dvFile: Option[Path] = None
