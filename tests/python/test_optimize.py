@@ -268,6 +268,16 @@ def test_zorder_refusals(spark, tmp_path):
     (row,) = DeltaTable.forPath(spark, str(path)).optimize().where("p = 0").executeZOrderBy("id").collect()
     assert row["metrics"]["numFilesRemoved"] == row["metrics"]["numFilesAdded"] == 1
     assert commit_info(commit(path))["operationParameters"]["zOrderBy"] == '["id"]'
+    # ZORDER BY without parentheses, and a catalog-style quoted path
+    spark.conf.set("spark.databricks.delta.optimize.zorder.checkStatsCollection.enabled", "false")
+    try:
+        spark.sql(f"OPTIMIZE '{path}' WHERE p = 1 ZORDER BY id, `name`")
+    finally:
+        spark.conf.unset("spark.databricks.delta.optimize.zorder.checkStatsCollection.enabled")
+    info = commit_info(commit(path))
+    assert info["operationParameters"]["zOrderBy"] == '["id","name"]'
+    assert info["operationParameters"]["predicate"] == json.dumps(["('p = 1)"])
+    assert rows_deltalog(spark, path) == EVERY_ROW
 
 
 # ------------------------------------------------------------------------------------------ interop

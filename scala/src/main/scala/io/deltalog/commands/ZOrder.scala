@@ -13,8 +13,11 @@ import org.apache.spark.sql.types._
  * output file covers a narrow range of each column (min/max statistics that skip on each).
  */
 private[commands] object ZOrder {
-  /** Ranks per column (delta-spark's `spark.databricks.io.skipping.mdc.rangeId.max` default). */
-  val NumRanges = 1000
+  /**
+   * Ranks per column (delta-spark's `spark.databricks.io.skipping.mdc.rangeId.max` is 1000; a power of
+   * two here, so that each bit of a rank halves the rows).
+   */
+  val NumRanges = 1 << InterleaveBits.BitsPerRank
   val ZColumn = "__deltalog_zvalue"
   private val BinColumn = "__deltalog_bin"
 
@@ -49,22 +52,28 @@ private[commands] object ZOrder {
     val aggs = columns.indices.map(j => percentile_approx(col(s"k$j"), percentages, lit(10000)))
     keys.reduce(_ union _).groupBy(col(BinColumn)).agg(aggs.head, aggs.tail: _*).collect().map { r =>
       r.getInt(0) -> columns.indices.map { j =>
-        if (r.isNullAt(j + 1)) Array.empty[Double] else r.getSeq[Double](j + 1).distinct.sorted.toArray
+        if (r.isNullAt(j + 1)) Array.empty[Double] else r.getSeq[Double](j + 1).sorted.toArray
       }
     }.toMap
   }
 
   /**
-   * `rows` (one bin) laid out in `numFiles` Spark partitions along the Z curve of `columns`, sorted by
-   * `sortFirst` (the partition columns) and the z-value within each.
+   * `rows` (one bin) laid out in up to `numFiles` Spark partitions along the Z curve of `columns`,
+   * sorted by `sortFirst` (the partition columns) and the z-value within each. The partitions are
+   * ranges of whole Z-curve cells (the first `ceil(log2(numFiles))` interleaved bits), so no file
+   * straddles a cell's edge by a few rows and stretches its min/max across the neighbouring cell;
+   * when the rows fill fewer cells (correlated columns) there are fewer, larger files.
    */
   def layout(rows: DataFrame, columns: Seq[(String, DataType)], bounds: Seq[Array[Double]], numFiles: Int,
       sortFirst: Seq[String]): DataFrame = {
     val ranks = columns.zip(bounds).map { case ((n, dt), b) =>
       ZOrderRank(SparkInternals.expression(sortKey(WriteSchema.column(n), dt)), b)
     }
-    val z = SparkInternals.column(InterleaveBits(ranks))
-    rows.withColumn(ZColumn, z).repartitionByRange(numFiles, col(ZColumn))
+    val allBits = InterleaveBits.BitsPerRank * ranks.size
+    val cellBits = math.min(allBits, math.max(1, 32 - Integer.numberOfLeadingZeros(numFiles - 1)))
+    val z = SparkInternals.column(InterleaveBits(ranks, allBits))
+    val cell = SparkInternals.column(InterleaveBits(ranks, cellBits))
+    rows.withColumn(ZColumn, z).repartitionByRange(numFiles, cell)
       .sortWithinPartitions((sortFirst.map(WriteSchema.column) :+ col(ZColumn)): _*)
   }
 }

@@ -62,7 +62,7 @@ object DeltalogSqlParser {
     """(?is)^\s*reorg\s+table\s+(.+?)(?:\s+where\s+(.+?))?\s+apply\s*\(\s*purge\s*\)\s*;?\s*$""".r
 
   private val Optimize =
-    """(?is)^\s*optimize\s+(.+?)(?:\s+where\s+(.+?))?(?:\s+zorder\s+by\s*(?:\((.*)\)|([^\s();]+)))?\s*;?\s*$""".r
+    """(?is)^\s*optimize\s+(.+?)(?:\s+where\s+(.+?))?(?:\s+zorder\s+by\s*(?:\((.*)\)|([^();]+?)))?\s*;?\s*$""".r
 
   /** The column names of a ZORDER BY list (back-quoted names unquoted). */
   private def zOrderColumns(list: String): Seq[String] =
