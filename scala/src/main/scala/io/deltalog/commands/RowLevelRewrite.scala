@@ -176,7 +176,8 @@ private[commands] final class RowLevelRewrite(
     val needWrite = withInserts || (if (dvMode) writeCdc || changedFiles.exists(_.updated > 0) else changedFiles.nonEmpty)
     val written: Seq[WrittenFile] = if (!needWrite) Nil else {
       val rows = changes(Option(readRows).getOrElse(reader.read _)(toRead))
-      writer.write(output(rows, writeCdc, unchanged.map(t => reader.fileKey(t.file)).toSet))
+      writer.write(if (dataChange) output(rows, writeCdc, unchanged.map(t => reader.fileKey(t.file)).toSet)
+        else kept(rows))
     }
     var dvFile: Option[Path] = None
     try {
@@ -232,6 +233,19 @@ private[commands] final class RowLevelRewrite(
         DmlSupport.cleanUpAfterFailure(txn, writer, written, dvFile, hadoopConf)
         throw e
     }
+  }
+
+  /**
+   * The rows to write for a rewrite that changes no data (`dataChange = false`: every row is kept as
+   * it is, with its row id and row commit version; no change data): the columns [[output]] gives, by
+   * a plain projection.
+   */
+  private def kept(rows: DataFrame): DataFrame = {
+    val ids = rowIds.toSeq.flatMap(r => Seq(WriteSchema.column(r.idColumn).as(r.idColumn),
+      WriteSchema.column(r.versionColumn).as(r.versionColumn)))
+    val cols = schema.fieldNames.toSeq.map(n => WriteSchema.column(n).as(n)) ++ ids ++
+      Seq(lit(false).as(DataFileWriter.CdcFlag), lit(null).cast(StringType).as(ReplaceWhere.ChangeTypeColumnName))
+    WriteRules.checkAll(rows.select(cols: _*), schema, conf, table, None)
   }
 
   /**
