@@ -118,7 +118,9 @@ object OptimizeCommand {
    */
   private def laidOut(spark: ClassicSession, bins: Seq[Seq[AddFile]], rw: RowLevelRewrite, zColumns: Seq[(String, DataType)],
       settings: OptimizeBins.Settings): DataFrame = {
-    val reads = bins.map(rw.reader.read)
+    // only the table's columns (and row ids) cross the RDD union below: columns it does not need
+    // (the file key, a UDF over each row's file path; the row index) cannot be pruned beyond it
+    val reads = bins.map(b => rw.reader.read(b).drop(TouchedFiles.FileColumn, TouchedFiles.RowIndexColumn))
     val parts = if (zColumns.isEmpty) reads.map(_.coalesce(1)) else {
       val bounds = ZOrder.boundaries(reads, zColumns)
       val partitionNames = rw.schema.fieldNames.filter(n => rw.partitionCols.contains(n.toLowerCase(Locale.ROOT))).toSeq
