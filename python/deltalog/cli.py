@@ -1,4 +1,4 @@
-"""The ``deltalog`` command line (no JVM needed, except for ``vacuum``).
+"""The ``deltalog`` command line (no JVM needed, except for ``vacuum`` and ``optimize``).
 
 ::
 
@@ -13,6 +13,7 @@
     deltalog describe PATH [--json]             # DESCRIBE DETAIL: id, location, files, size, features...
     deltalog vacuum PATH [--dry-run] [--retain-hours N] [--lite] [--json]
                                                 # VACUUM through the engine (starts a local Spark driver)
+    deltalog optimize PATH [--where PRED] [--zorder-by c1,c2]   # OPTIMIZE (local Spark; summary table)
     deltalog cache info                         # the driver class-data cache: directory, archives, size
     deltalog cache clear                        # delete its archives and notes
 
@@ -82,6 +83,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "delta.deletedFileRetentionDuration, 168)")
     v.add_argument("--lite", action="store_true", help="VACUUM LITE: candidates from the log instead of a listing")
     v.add_argument("--json", action="store_true", help="print one JSON object (paths and delta-spark's metric names)")
+
+    o = sub.add_parser("optimize", help="compact small files (or Z-order them) in one commit (OPTIMIZE; needs Spark)",
+                       description="Runs OPTIMIZE on the table in the active SparkSession, or in a local one "
+                                   "started with deltalog (Spark's progress bar shows the rewrite), and prints "
+                                   "a summary of its result row.")
+    o.add_argument("path", metavar="PATH", help="table root (local path or file: URI)")
+    o.add_argument("--where", metavar="PRED", help="only partitions matching PRED (a SQL predicate on partition columns)")
+    o.add_argument("--zorder-by", metavar="COLS", help="comma-separated data columns to Z-order by")
     c = sub.add_parser("cache", help="show or clear the driver's class-data cache",
                        description="The class-data archives configure_spark_with_deltalog records for the Spark "
                                    "driver JVM (DELTALOG_CLASS_DATA_DIR, default ~/.cache/deltalog/class-data).")
@@ -261,6 +270,52 @@ def _protocol_command(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _optimize_command(args: argparse.Namespace, out: TextIO) -> int:
+    import os
+
+    from deltalog.exceptions import TableNotFoundError
+
+    root = args.path[len("file:"):] if args.path.startswith("file:") else args.path
+    if not os.path.isdir(os.path.join(root, "_delta_log")):
+        raise TableNotFoundError("DELTA_MISSING_DELTA_TABLE",
+                                 f"{args.path} is not a Delta table (no _delta_log directory); nothing was optimized.")
+    zorder = [c.strip() for c in (args.zorder_by or "").split(",") if c.strip()]
+    if args.zorder_by is not None and not zorder:
+        raise ValueError("--zorder-by needs one or more comma-separated column names")
+    from pyspark.sql import SparkSession
+
+    from deltalog.tables import DeltaTable
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        from deltalog import configure_spark_with_deltalog
+        spark = configure_spark_with_deltalog(
+            SparkSession.builder.master("local[*]").appName("deltalog optimize")
+            .config("spark.ui.showConsoleProgress", "true")).getOrCreate()
+    builder = DeltaTable.forPath(spark, args.path).optimize()
+    if args.where:
+        builder = builder.where(args.where)
+    (row,) = (builder.executeZOrderBy(*zorder) if zorder else builder.executeCompaction()).collect()
+    m = row["metrics"]
+    added, removed = m["filesAdded"], m["filesRemoved"]
+    rows = [("", "files", "bytes", "min size", "max size"),
+            ("removed", str(removed["totalFiles"]), str(removed["totalSize"]), str(removed["min"] or "-"),
+             str(removed["max"] or "-")),
+            ("added", str(added["totalFiles"]), str(added["totalSize"]), str(added["min"] or "-"),
+             str(added["max"] or "-"))]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out.write(f"OPTIMIZE {row['path']}" + (f" ZORDER BY ({', '.join(zorder)})" if zorder else "") + "\n")
+    for r in rows:
+        out.write("  ".join(v.rjust(w) if i else v.ljust(w) for i, (v, w) in enumerate(zip(r, widths))).rstrip() + "\n")
+    dvs = m["deletionVectorStats"]
+    out.write(f"partitions optimized: {m['partitionsOptimized']}, bins: {m['numBins']}, files considered: "
+              f"{m['totalConsideredFiles']}, skipped: {m['totalFilesSkipped']}"
+              + (f", deletion vectors purged: {dvs['numDeletionVectorsRemoved']} "
+                 f"({dvs['numDeletionVectorRowsRemoved']} rows)" if dvs else "") + "\n")
+    if m["numFilesRemoved"] == 0:
+        out.write("nothing to optimize: no commit\n")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
     """Run the command line; returns the exit status."""
     out = out or sys.stdout
@@ -277,8 +332,16 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
             return _vacuum_command(args, out, err)
         if args.command == "cache":
             return _cache_command(args, out)
+        if args.command == "optimize":
+            return _optimize_command(args, out)
     except DeltalogError as e:
-        err.write(f"deltalog: error: {e}\n")
+        text = " ".join(str(e).split()) if args.command == "optimize" else str(e)
+        err.write(f"deltalog: error: {text}\n")
+        return 1
+    except Exception as e:  # Spark's own errors (e.g. a WHERE that does not parse): one line
+        if args.command != "optimize":
+            raise
+        err.write(f"deltalog: error: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}\n")
         return 1
     return 2
 

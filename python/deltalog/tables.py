@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from deltalog.advisor import CompatibilityReport, ProtocolExplanation
     from deltalog.builder import DeltaTableBuilder
     from deltalog.merge import DeltaMergeBuilder
+    from deltalog.optimize import DeltaOptimizeBuilder
 
 TimestampLike = Union[int, float, str, _dt.datetime, _dt.date]
 
@@ -293,6 +294,16 @@ class DeltaTable:
         api = api_class(self._spark, "VacuumApi")
         jdf = _call(api.vacuum, self._spark._jsparkSession, self._path, hours, bool(dryRun), False)
         return DataFrame(jdf, self._spark)
+
+    def optimize(self) -> "DeltaOptimizeBuilder":
+        """Start an OPTIMIZE of this table, as delta-spark's ``DeltaTable.optimize``: restrict it with
+        ``where(partitionFilter)`` and run ``executeCompaction()`` or ``executeZOrderBy(*cols)`` on the
+        returned :class:`~deltalog.optimize.DeltaOptimizeBuilder`::
+
+            dt.optimize().where("date = '2024-01-01'").executeCompaction()
+        """
+        from deltalog.optimize import DeltaOptimizeBuilder
+        return DeltaOptimizeBuilder(self)
 
     def _check_latest(self, statement: str) -> None:
         if self._pinned:

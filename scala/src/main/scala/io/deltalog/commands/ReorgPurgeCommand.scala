@@ -1,13 +1,11 @@
 package io.deltalog.commands
 
-import java.util.Locale
-
-import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 import org.apache.spark.sql.deltalog.SparkInternals
-import org.apache.spark.sql.functions.{col, lit, struct}
-import org.apache.spark.sql.types.{StringType, StructField, StructType}
+import org.apache.spark.sql.functions.{lit, struct}
+import org.apache.spark.sql.types.{StructField, StructType}
 import org.slf4j.LoggerFactory
 
 import io.deltalog.actions.AddFile
@@ -63,12 +61,12 @@ final class ReorgPurgeCommand(
     val rw = new RowLevelRewrite(spark, txn, hadoopConf, table, "REORG", forceCopyOnWrite = true)
     val cond = predicate.map { p =>
       val resolved = DmlSupport.resolveCondition(spark, SparkInternals.column(p), rw.schema, table, "REORG")
-      checkPartitionOnly(resolved, rw, table)
+      PartitionScope.checkPartitionOnly(resolved, rw, table, "REORG")
       resolved
     }.filterNot(DmlSupport.alwaysTrue)
     val inScope = cond match {
       case None => txn.filterFiles()
-      case Some(e) => matchingPartitions(txn.filterFiles(DmlSupport.partitionPredicates(e, rw.partitionCols)), e, rw)
+      case Some(e) => PartitionScope.matchingPartitions(spark, txn.filterFiles(DmlSupport.partitionPredicates(e, rw.partitionCols)), e, rw)
     }
     val withDvs = mode match {
       case ReorgMode.Purge => inScope.filter(_.deletionVector.isDefined)
@@ -77,10 +75,7 @@ final class ReorgPurgeCommand(
         ParquetFileTypes.filesWithOtherTypes(spark, deltaLog.tablePath, hadoopConf, inScope, physical)
     }
     val qualified = deltaLog.tablePath.getFileSystem(hadoopConf).makeQualified(deltaLog.tablePath).toString
-    val numColumns = leafCount(rw.schema)
-    val indexed = rw.conf.get(StatsSpec.NumIndexedColsKey).flatMap(v => scala.util.Try(v.trim.toInt).toOption)
-      .getOrElse(StatsSpec.DefaultNumIndexedCols)
-    val withStats = if (indexed < 0) numColumns else math.min(indexed, numColumns)
+    val (numColumns, withStats) = ReorgPurgeCommand.tableColumnCounts(rw)
     val base = ReorgPurgeResult(-1L, qualified, Nil, Nil, inScope.size, 0L, startTimeMs, numColumns, withStats)
     if (withDvs.isEmpty) {
       ReorgPurgeCommand.log.info(s"Table $table: REORG ($mode) found no file to rewrite; nothing committed.")
@@ -103,55 +98,23 @@ final class ReorgPurgeCommand(
         dvRowsRemoved = dvRows)
     }
   }
+}
+
+object ReorgPurgeCommand {
+  private val log = LoggerFactory.getLogger(classOf[ReorgPurgeCommand])
 
   private def leafCount(t: StructType): Int = t.fields.map {
     case StructField(_, s: StructType, _, _) => leafCount(s)
     case _ => 1
   }.sum
 
-  /** Refuses a predicate on a column that is not a partition column (delta-spark's error). */
-  private def checkPartitionOnly(e: Expression, rw: RowLevelRewrite, table: String): Unit = {
-    val partitionNames = rw.meta.partitionColumns
-    e.references.find(a => !rw.partitionCols.contains(a.name.toLowerCase(Locale.ROOT))).foreach { a =>
-      throw new InvalidWriteException("DELTA_NON_PARTITION_COLUMN_REFERENCE", table,
-        s"Table $table (version ${rw.txn.readVersion}): predicate references non-partition column '${a.name}'. Only " +
-          s"the partition columns may be referenced: [${partitionNames.mkString(", ")}]. REORG changed nothing; " +
-          "use a predicate on partition columns only, or none.")
-    }
+  /** The result row's `numTableColumns` and `numTableColumnsWithStats` (OPTIMIZE and REORG). */
+  private[commands] def tableColumnCounts(rw: RowLevelRewrite): (Int, Int) = {
+    val numColumns = leafCount(rw.schema)
+    val indexed = rw.conf.get(StatsSpec.NumIndexedColsKey).flatMap(v => scala.util.Try(v.trim.toInt).toOption)
+      .getOrElse(StatsSpec.DefaultNumIndexedCols)
+    (numColumns, if (indexed < 0) numColumns else math.min(indexed, numColumns))
   }
-
-  /** The files of `files` whose partition values satisfy `e` (evaluated by Spark on the distinct values). */
-  private def matchingPartitions(files: Seq[AddFile], e: Expression, rw: RowLevelRewrite): Seq[AddFile] = {
-    val partitionFields = rw.schema.fields.filter(f => rw.partitionCols.contains(f.name.toLowerCase(Locale.ROOT)))
-    val physical = partitionFields.map(f => rw.physicalNames(f.name.toLowerCase(Locale.ROOT)))
-    val distinct = files.map(_.partitionValues).distinct
-    if (distinct.isEmpty) return files
-    val raw = StructType(StructField("__deltalog_key", StringType) +: partitionFields.map(f => StructField(f.name, StringType)).toSeq)
-    val rows = distinct.zipWithIndex.map { case (pv, i) => Row.fromSeq(i.toString +: physical.map(pv.getOrElse(_, null))) }
-    val typed = spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), raw)
-      .select((col("__deltalog_key") +: partitionFields.map(f => WriteSchema.column(f.name).cast(f.dataType).as(f.name)).toSeq): _*)
-    val keep = typed.filter(SparkInternals.column(DmlSupport.unresolve(e))).select("__deltalog_key").collect()
-      .map(_.getString(0).toInt).map(distinct).toSet
-    files.filter(f => keep.contains(f.partitionValues))
-  }
-}
-
-/** Which files a [[ReorgPurgeCommand]] rewrites (delta-spark's reorg modes; both log `REORG`, `applyPurge`). */
-sealed trait ReorgMode
-
-object ReorgMode {
-  /** `REORG TABLE … APPLY (PURGE)`: the files with a deletion vector. */
-  case object Purge extends ReorgMode
-
-  /**
-   * DROP FEATURE typeWidening's rewrite: the files storing a column with another type than the
-   * table's ([[ParquetFileTypes]]), so that readers without type widening can read every file.
-   */
-  case object RewriteTypeWidening extends ReorgMode
-}
-
-object ReorgPurgeCommand {
-  private val log = LoggerFactory.getLogger(classOf[ReorgPurgeCommand])
 
   /** `commitInfo.operationMetrics` of a REORG PURGE under delta-spark 4.4's names (OPTIMIZE's). */
   private[commands] def metrics(o: RowLevelRewrite#Outcome, dvsRemoved: Int): Map[String, String] = {
@@ -169,4 +132,18 @@ object ReorgPurgeCommand {
       "numAddedFiles" -> sizes.size.toLong,
       "maxFileSize" -> sizes.lastOption.getOrElse(0L)).map { case (k, v) => k -> v.toString }
   }
+}
+
+/** Which files a [[ReorgPurgeCommand]] rewrites (delta-spark's reorg modes; both log `REORG`, `applyPurge`). */
+sealed trait ReorgMode
+
+object ReorgMode {
+  /** `REORG TABLE … APPLY (PURGE)`: the files with a deletion vector. */
+  case object Purge extends ReorgMode
+
+  /**
+   * DROP FEATURE typeWidening's rewrite: the files storing a column with another type than the
+   * table's ([[ParquetFileTypes]]), so that readers without type widening can read every file.
+   */
+  case object RewriteTypeWidening extends ReorgMode
 }

@@ -146,12 +146,14 @@ private[commands] final class RowLevelRewrite(
    * @param dataChange      false for a rewrite that changes no data (REORG ... APPLY (PURGE)): every
    *                        touched file is rewritten whether or not a row of it changed, and the
    *                        `add` / `remove` actions say `dataChange = false`
+   * @param readRows        how the touched files' rows are read (null: [[TouchedFiles.read]]); OPTIMIZE
+   *                        lays them out (one Spark partition per output file) without changing them
    * @return None when nothing changed (nothing committed)
    */
   def commit(touched: Seq[Touched], changes: DataFrame => DataFrame, withInserts: Boolean,
       identityColumns: Seq[String], scanTimeMs: Long,
       op: Outcome => Operation, beforeCommit: () => Unit = () => (),
-      dataChange: Boolean = true): Option[Outcome] = {
+      dataChange: Boolean = true, readRows: Seq[AddFile] => DataFrame = null): Option[Outcome] = {
     val rewriteStart = System.nanoTime()
     val deltaLog = txn.deltaLog
     val flag = DataFileWriter.CdcFlag
@@ -179,8 +181,9 @@ private[commands] final class RowLevelRewrite(
     // deletion vectors without change data: a statement that only deletes writes no rows (pass 2 skipped)
     val needWrite = withInserts || (if (dvMode) writeCdc || changedFiles.exists(_.updated > 0) else changedFiles.nonEmpty)
     val written: Seq[WrittenFile] = if (!needWrite) Nil else {
-      val rows = changes(reader.read(toRead))
-      writer.write(output(rows, writeCdc, unchanged.map(t => reader.fileKey(t.file)).toSet))
+      val rows = changes(Option(readRows).getOrElse(reader.read _)(toRead))
+      writer.write(if (dataChange) output(rows, writeCdc, unchanged.map(t => reader.fileKey(t.file)).toSet)
+        else kept(rows))
     }
     var dvFile: Option[Path] = None
     try {
@@ -236,6 +239,19 @@ private[commands] final class RowLevelRewrite(
         DmlSupport.cleanUpAfterFailure(txn, writer, written, dvFile, hadoopConf)
         throw e
     }
+  }
+
+  /**
+   * The rows to write for a rewrite that changes no data (`dataChange = false`: every row is kept as
+   * it is, with its row id and row commit version; no change data): the columns [[output]] gives, by
+   * a plain projection.
+   */
+  private def kept(rows: DataFrame): DataFrame = {
+    val ids = rowIds.toSeq.flatMap(r => Seq(WriteSchema.column(r.idColumn).as(r.idColumn),
+      WriteSchema.column(r.versionColumn).as(r.versionColumn)))
+    val cols = schema.fieldNames.toSeq.map(n => WriteSchema.column(n).as(n)) ++ ids ++
+      Seq(lit(false).as(DataFileWriter.CdcFlag), lit(null).cast(StringType).as(ReplaceWhere.ChangeTypeColumnName))
+    WriteRules.checkAll(rows.select(cols: _*), schema, conf, table, None)
   }
 
   /**

@@ -3,9 +3,9 @@
 package org.apache.spark.sql.deltalog
 
 import org.apache.hadoop.conf.Configuration
-import org.apache.spark.sql.Column
+import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.classic.ExpressionUtils
+import org.apache.spark.sql.classic.{Dataset => ClassicDataset, ExpressionUtils, SparkSession => ClassicSession}
 
 /**
  * Catalyst expressions as DataFrame columns (the write path's rule checks and identity values), and a
@@ -19,5 +19,15 @@ object SparkInternals {
   def hadoopConfForTasks(conf: Configuration): () => Configuration = {
     val wrapped = new org.apache.spark.util.SerializableConfiguration(conf)
     () => wrapped.value
+  }
+
+  /**
+   * The rows of `parts` (same schema) as one DataFrame whose Spark partitions are theirs, side by
+   * side (an RDD union: Spark 4's partitioning-aware `Union` would zip children of equal
+   * partitioning, e.g. two `coalesce(1)`, into one partition). OPTIMIZE writes one file per bin so.
+   */
+  def unionKeepingPartitions(spark: ClassicSession, parts: Seq[DataFrame]): DataFrame = {
+    val rdds = parts.map(_.asInstanceOf[ClassicDataset[_]].queryExecution.toRdd)
+    spark.internalCreateDataFrame(spark.sparkContext.union(rdds), parts.head.schema)
   }
 }

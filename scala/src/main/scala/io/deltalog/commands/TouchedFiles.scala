@@ -2,9 +2,11 @@ package io.deltalog.commands
 
 import java.util.Locale
 
-import org.apache.hadoop.fs.Path
+import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.{Column, DataFrame, Row}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.functions.{coalesce, col, lit, udf}
 import org.apache.spark.sql.types.{LongType, StringType, StructField, StructType}
 
@@ -23,7 +25,8 @@ import io.deltalog.txn.OptimisticTransaction
  * file's `defaultRowCommitVersion`), under the materialized column names of the table.
  *
  * Files are read by Spark's Parquet reader directly (not deltalog's relation) so that the
- * row-index metadata column is the physical index whether or not the file has a DV.
+ * row-index metadata column is the physical index whether or not the file has a DV, from the log's
+ * list of files ([[KnownFilesIndex]], no file-system listing).
  */
 private[commands] final class TouchedFiles(
     spark: ClassicSession,
@@ -36,6 +39,7 @@ private[commands] final class TouchedFiles(
 
   private val partSet = partitionColumns.map(_.toLowerCase(Locale.ROOT)).toSet
   private val root = txn.deltaLog.tablePath
+  private lazy val qualifiedRoot = root.getFileSystem(txn.deltaLog.hadoopConf).makeQualified(root)
 
   /** A file's path as Spark reports it in `_metadata.file_path`, reduced to the URI path. */
   def fileKey(f: AddFile): String = new Path(root, PathCodec.decodePath(f.path)).toUri.getPath
@@ -64,8 +68,14 @@ private[commands] final class TouchedFiles(
     val baseIds = udf((file: String) => bases.getOrElse(file, null))
     val defaultVersions = udf((file: String) => versions.getOrElse(file, null))
     val parts = files.groupBy(_.partitionValues).toSeq.map { case (pv, fs) =>
-      val paths = fs.map(f => new Path(root, PathCodec.decodePath(f.path)).toString)
-      val df = spark.read.schema(dataPhysical).parquet(paths: _*)
+      val statuses = fs.map { f =>
+        val p = qualifiedRoot.getFileSystem(txn.deltaLog.hadoopConf).makeQualified(
+          new Path(qualifiedRoot, PathCodec.decodePath(f.path)))
+        new FileStatus(f.size, false, 1, 0L, f.modificationTime, p)
+      }
+      val relation = HadoopFsRelation(new KnownFilesIndex(qualifiedRoot, statuses), new StructType(), dataPhysical,
+        None, new ParquetFileFormat(), Map.empty)(spark)
+      val df = spark.baseRelationToDataFrame(relation)
         .withColumn(FileColumn, uriPath(col("_metadata.file_path")))
         .withColumn(RowIndexColumn, col("_metadata.row_index"))
       val filtered = if (fs.exists(_.deletionVector.isDefined)) df.filter(kept(col(FileColumn), col(RowIndexColumn)))

@@ -18,7 +18,8 @@ import io.deltalog.protocol.{Protocol, TableFeature}
  * deltalog's SQL parser: recognises `DESC[RIBE] PROTOCOL <table>`, `DESC[RIBE] HISTORY <table>
  * [LIMIT n]`, `DESC[RIBE] DETAIL <table>` and `ALTER TABLE <table> DROP FEATURE <name> [TRUNCATE
  * HISTORY]` ([[DropFeatureCommand]]), `REORG TABLE <table> [WHERE <partition predicate>] APPLY (PURGE)`
- * ([[ReorgTableCommand]]), `RESTORE [TABLE] <table> [TO] VERSION|TIMESTAMP AS OF ...` ([[RestoreTableCommand]]), `VACUUM <table> [LITE | FULL] [RETAIN n HOURS] [DRY RUN]` ([[VacuumTableCommand]]) and hands every other statement (and every other
+ * ([[ReorgTableCommand]]), `RESTORE [TABLE] <table> [TO] VERSION|TIMESTAMP AS OF ...` ([[RestoreTableCommand]]), `VACUUM <table> [LITE | FULL] [RETAIN n HOURS] [DRY RUN]` ([[VacuumTableCommand]]),
+ * `OPTIMIZE <table> [WHERE <partition predicate>] [ZORDER BY (c, …)]` ([[OptimizeTableCommand]]) and hands every other statement (and every other
  * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
@@ -85,6 +86,13 @@ object DeltalogSqlParser {
     VacuumTableCommand(TableTarget.parse(target, delegate), retain, dryRun, vacuumType)
   }
 
+  private val Optimize =
+    """(?is)^\s*optimize\s+(.+?)(?:\s+where\s+(.+?))?(?:\s+zorder\s+by\s*(?:\((.*)\)|([^();]+?)))?\s*;?\s*$""".r
+
+  /** The column names of a ZORDER BY list (back-quoted names unquoted). */
+  private def zOrderColumns(list: String): Seq[String] =
+    list.split(",(?=(?:[^`]*`[^`]*`)*[^`]*$)").toSeq.map(_.trim).filter(_.nonEmpty).map(featureName)
+
   /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL, DROP FEATURE, REORG … APPLY (PURGE)), or None for any other statement. */
   def parse(sqlText: String, delegate: ParserInterface): Option[LogicalPlan] = sqlText match {
     case Protocol(target) =>
@@ -104,6 +112,9 @@ object DeltalogSqlParser {
     case RestoreVersion(target, v) => Some(RestoreTableCommand(TableTarget.parse(target, delegate), Some(v.toLong), None))
     case RestoreTimestamp(target, ts) =>
       Some(RestoreTableCommand(TableTarget.parse(target, delegate), None, Some(delegate.parseExpression(ts))))
+    case Optimize(target, where, zList, zOne) =>
+      Some(OptimizeTableCommand(TableTarget.parse(target, delegate), Option(where),
+        Option(zList).orElse(Option(zOne)).map(zOrderColumns).getOrElse(Nil)))
     case _ => None
   }
 }

@@ -64,7 +64,7 @@ object ReorgTableCommand {
 
   val schema: StructType = StructType(Seq(StructField("path", StringType), StructField("metrics", metricsType)))
 
-  private def stats(files: Seq[AddFile]): Row = {
+  private[spark] def stats(files: Seq[AddFile]): Row = {
     val sizes = files.map(_.size)
     Row(sizes.reduceOption(_ min _).map(Long.box).orNull, sizes.reduceOption(_ max _).map(Long.box).orNull,
       if (sizes.isEmpty) 0.0 else sizes.sum.toDouble / sizes.size, sizes.size.toLong, sizes.sum)

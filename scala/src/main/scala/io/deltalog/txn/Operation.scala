@@ -153,7 +153,12 @@ object Operation {
         Map("numDeletedFiles" -> files.toString, "numVacuumedDirectories" -> dirs.toString)
       }.getOrElse(Map.empty), changesData = false)
 
-  def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil): Operation =
-    Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates), "zOrderBy" -> jsSeq(zOrderBy)),
-      changesData = false)
+  /**
+   * `OPTIMIZE` as delta-spark 4.4 logs it: `predicate` (the partition predicates' unresolved text),
+   * `zOrderBy` (the columns as written), `clusterBy` (`[]`: no liquid clustering) and `auto` (a JSON
+   * boolean, false for a user's OPTIMIZE).
+   */
+  def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil, auto: Boolean = false): Operation =
+    Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates), "zOrderBy" -> jsSeq(zOrderBy),
+      "clusterBy" -> jsSeq(Nil), "auto" -> auto.toString), changesData = false, jsonValuedParameters = Set("auto"))
 }

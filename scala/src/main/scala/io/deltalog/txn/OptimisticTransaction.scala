@@ -292,6 +292,13 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     files
   }
 
+  /**
+   * Records `files` as read and nothing else (no predicate, not the whole table): for a commit that
+   * rewrites exactly these files without changing data (OPTIMIZE), which conflicts only with a
+   * concurrent removal of one of them, never with concurrent appends.
+   */
+  def readFilesOnly(files: Seq[AddFile]): Unit = files.foreach(trackRead)
+
   /** Marks the whole table as read (any concurrent change of data conflicts). */
   def readWholeTable(): Unit = {
     readPredicates += Nil
