@@ -174,6 +174,9 @@ def test_delta_spark_table_vacuumed_like_delta_spark(spark, delta_spark, tmp_pat
 
     o, t = commit_infos(ours, first), commit_infos(theirs, first)
     assert [c["operation"] for c in o] == [c["operation"] for c in t] == ["VACUUM START", "VACUUM END"]
+    # an empty directory delta-spark left behind (above) is one deletion fewer in its VACUUM END
+    survived = 1 if "emptydir" in tree(theirs) else 0
+    t[1]["operationMetrics"]["numDeletedFiles"] = str(int(t[1]["operationMetrics"]["numDeletedFiles"]) + survived)
     for a, b in zip(o, t):
         assert a["operationParameters"] == b["operationParameters"]
         assert a["operationMetrics"] == b["operationMetrics"]
