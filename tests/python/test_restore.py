@@ -48,14 +48,7 @@ def error_class(e) -> str:
 
 
 def live_paths(path: Path) -> set:
-    live = set()
-    for v in range(version_of(path) + 1):
-        for a in commit(path, v):
-            if "add" in a:
-                live.add(a["add"]["path"])
-            elif "remove" in a:
-                live.discard(a["remove"]["path"])
-    return live
+    return _live_at(path, version_of(path))
 
 
 def assert_restore_commit_like_delta_spark(ours: list, theirs: list) -> None:
