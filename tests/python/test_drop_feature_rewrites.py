@@ -31,21 +31,8 @@ from deltalog.tables import DeltaTable
 
 # ------------------------------------------------------------------------------ helpers
 
-def versions(path: Path) -> list:
-    return sorted(int(f.name[:20]) for f in (path / "_delta_log").glob("*.json") if f.name[:20].isdigit())
-
-
-def actions(path: Path, v: int) -> list:
-    return [json.loads(l) for l in (path / "_delta_log" / f"{v:020d}.json").read_text().splitlines()]
-
-
-def commit_info(path: Path, v: int) -> dict:
-    return next(a["commitInfo"] for a in actions(path, v) if "commitInfo" in a)
-
-
-def one(path: Path, v: int, kind: str):
-    found = [a[kind] for a in actions(path, v) if kind in a]
-    return found[0] if found else None
+# the log-reading helpers of test_drop_feature
+from test_drop_feature import actions, commit_info, one, versions  # noqa: E402
 
 
 def kinds(path: Path, v: int, kind: str) -> list:
