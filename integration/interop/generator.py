@@ -37,7 +37,7 @@ CAPABLE: Dict[str, Tuple[str, ...]] = {
     "delete": ("deltalog", "delta-spark", "delta-rs"),
     "update": ("deltalog", "delta-spark", "delta-rs"),
     "merge": ("deltalog", "delta-spark", "delta-rs"),
-    "optimize": ("delta-spark", "delta-rs"),
+    "optimize": ("deltalog", "delta-spark", "delta-rs"),
     "restore": ("deltalog", "delta-spark", "delta-rs"),
 }
 # Operations that change no data and may commit nothing (checkpoint never commits).

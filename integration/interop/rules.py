@@ -252,13 +252,14 @@ def _colmap_partitioned(c: Ctx) -> bool:
 
 
 def _escaped_in_path(v: Any) -> bool:
-    """A partition value Spark writers percent-encode in the file's path (ASCII other than letters,
-    digits and ``-_.``); non-ASCII characters stay raw."""
-    return isinstance(v, str) and any(ord(ch) < 128 and not (ch.isalnum() or ch in "-_.") for ch in v)
+    """A partition value whose directory name is not plain ASCII: Spark writers percent-encode
+    ASCII other than letters, digits and ``-_.`` in the file's path and keep non-ASCII characters
+    raw; either way the path is not its own URL-encoded form."""
+    return isinstance(v, str) and any(not (ch.isascii() and ch.isalnum()) and ch not in "-_." for ch in v)
 
 
 def _deleted_row_resurfaces(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
-    """Rows a deletion vector marks deleted in a file whose path is percent-encoded: the reader
+    """Rows a deletion vector marks deleted in a file whose path is not plain ASCII: the reader
     returns them (equal to the row of an earlier version, in such a partition)."""
     cols = ctx.state.columns
     earlier: Dict[Any, List[Dict[str, Any]]] = {}
@@ -328,8 +329,9 @@ RULES: List[Rule] = [
          readers=frozenset({"polars"}), any_writer=True,
          error=re.compile(r"column ?mapping", re.I), when=lambda c: "column mapping" in c.seq.profile.features),
     Rule("polars-dv-ignored-on-escaped-path",
-         "Polars ignores the deletion vector of a file whose add path is percent-encoded (a partition "
-         "value with a space, '%', '=', '/'...): rows the DV deletes come back",
+         "Polars ignores the deletion vector of a file whose add path is not plain ASCII (a partition "
+         "value with a space, '%', '=', '/' percent-encoded, or a raw non-ASCII character): rows the DV "
+         "deletes come back",
          readers=frozenset({"polars"}), any_writer=True, explain=_deleted_row_resurfaces,
          when=lambda c: c.seq.profile.partitioned and "deletion vectors" in c.seq.profile.features),
     Rule("deltars-value-read-as-stats-constant",

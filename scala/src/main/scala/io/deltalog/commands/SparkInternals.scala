@@ -6,6 +6,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.classic.{Dataset => ClassicDataset, ExpressionUtils, SparkSession => ClassicSession}
+import org.apache.spark.sql.types.StructType
 
 /**
  * Catalyst expressions as DataFrame columns (the write path's rule checks and identity values), and a
@@ -25,9 +26,15 @@ object SparkInternals {
    * The rows of `parts` (same schema) as one DataFrame whose Spark partitions are theirs, side by
    * side (an RDD union: Spark 4's partitioning-aware `Union` would zip children of equal
    * partitioning, e.g. two `coalesce(1)`, into one partition). OPTIMIZE writes one file per bin so.
+   * A column is nullable when it is in any part: a partition column is a literal per bin, non-null
+   * in a bin of `p=z` and null in the bin of the NULL partition, and the writer trusts the schema.
    */
   def unionKeepingPartitions(spark: ClassicSession, parts: Seq[DataFrame]): DataFrame = {
     val rdds = parts.map(_.asInstanceOf[ClassicDataset[_]].queryExecution.toRdd)
-    spark.internalCreateDataFrame(spark.sparkContext.union(rdds), parts.head.schema)
+    val schemas = parts.map(_.schema)
+    val schema = StructType(schemas.head.fields.zipWithIndex.map { case (f, i) =>
+      f.copy(nullable = schemas.exists(_.fields(i).nullable))
+    })
+    spark.internalCreateDataFrame(spark.sparkContext.union(rdds), schema)
   }
 }
