@@ -3,7 +3,7 @@ package io.deltalog.commands
 import java.util.Locale
 
 import io.deltalog.exceptions.{DropFeatureConflictException, TableFeatureException}
-import io.deltalog.log.{DeltaLog, IntervalProperty, Snapshot}
+import io.deltalog.log.{DeltaLog, IntervalProperty, MetadataCleanup, Snapshot}
 import io.deltalog.protocol.{ClientCapabilities, Protocol, TableFeature}
 import io.deltalog.txn.{Clock, Operation, OptimisticTransaction, ProtocolDowngrade}
 
@@ -71,7 +71,7 @@ final class DropTableFeature(
       // Every run ends the cleaned-up history with a checkpoint of a version without the feature.
       checkpointAt(emptyCommit())
       if (changed) throw waitForRetention(feature, retentionMs)
-      val kept = HistoryTruncation.truncate(log, HistoryTruncation.cutoff(clock.nowMillis(), retentionMs))
+      val kept = MetadataCleanup.truncate(log, MetadataCleanup.cutoff(clock.nowMillis(), retentionMs))
       historyUse(remover, kept).foreach { v =>
         throw new TableFeatureException("DELTA_FEATURE_DROP_HISTORICAL_VERSIONS_EXIST",
           s"Cannot drop ${feature.name} from table $table yet: version $v of its history (kept because it is " +
@@ -200,7 +200,7 @@ final class DropTableFeature(
       .flatMap(_.trim.toLongOption).getOrElse(0L)
     // As delta-spark 4.4, each attempt first ends the history with a checkpointed empty commit.
     checkpointAt(emptyCommit())
-    val kept = HistoryTruncation.truncate(log, HistoryTruncation.cutoff(clock.nowMillis(), retentionMs))
+    val kept = MetadataCleanup.truncate(log, MetadataCleanup.cutoff(clock.nowMillis(), retentionMs))
     if (kept < protectedBefore) {
       throw new TableFeatureException("DELTA_FEATURE_DROP_CHECKPOINT_PROTECTION_WAIT_FOR_RETENTION_PERIOD",
         s"Cannot drop checkpointProtection from table $table yet: versions before $protectedBefore (history of " +

@@ -44,7 +44,9 @@ final case class CheckpointReadOptions(
     onlyProtocolAndMetadata: Boolean = false,
     skipRemoves: Boolean = false,
     /** The caller knows the protocol and metadata: their rows are not read (Parquet files). */
-    skipProtocolAndMetadata: Boolean = false)
+    skipProtocolAndMetadata: Boolean = false,
+    /** Read only the `sidecar` rows of the top-level files; the sidecars are not followed. */
+    onlySidecars: Boolean = false)
 
 object CheckpointReadOptions {
   val default: CheckpointReadOptions = CheckpointReadOptions()
@@ -94,8 +96,10 @@ object CheckpointReader {
       override def detachedStats: DetachedStats = sink.detachedStats
       override def expectAddBytesPerRow(path: Int, stats: Int): Unit = sink.expectAddBytesPerRow(path, stats)
     }
-    val topWant = CheckpointSchema.topLevelWant(options.skipStats, options.onlyProtocolAndMetadata, options.skipRemoves,
-      options.skipProtocolAndMetadata)
+    val topWant =
+      if (options.onlySidecars) CheckpointSchema.sidecarRowsWant
+      else CheckpointSchema.topLevelWant(options.skipStats, options.onlyProtocolAndMetadata, options.skipRemoves,
+        options.skipProtocolAndMetadata)
     if (options.onlyProtocolAndMetadata) {
       val pm = new ProtocolAndMetadataSink(sink)
       val it = checkpoint.files.iterator
@@ -106,7 +110,7 @@ object CheckpointReader {
     }
     checkpoint.files.foreach(f => readFile(conf, f, checkpoint.version, topWant, collecting, () => false))
     val found = sidecars.result()
-    if (found.nonEmpty) {
+    if (found.nonEmpty && !options.onlySidecars) {
       val logPath = checkpoint.files.head.getPath.getParent
       val want = CheckpointSchema.sidecarWant(options.skipStats, options.skipRemoves)
       found.foreach { sc =>

@@ -146,6 +146,9 @@ object CheckpointSchema {
       new Fields(all.filterNot(f => skipProtocolAndMetadata && (f._1 == "protocol" || f._1 == "metaData")).toMap)
     }
 
+  /** Only the `sidecar` rows of a top-level checkpoint file (which sidecars it names). */
+  val sidecarRowsWant: Fields = Fields("sidecar" -> Fields.whole("path", "sizeInBytes", "modificationTime", "tags"))
+
   /** Columns read from sidecars: file actions only. */
   def sidecarWant(skipStats: Boolean, skipRemoves: Boolean): Fields =
     new Fields((Seq[(String, Want)]("add" -> addWant(!skipStats)) ++

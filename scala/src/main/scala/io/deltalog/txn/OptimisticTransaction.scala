@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory
 import io.deltalog.actions._
 import io.deltalog.exceptions._
 import io.deltalog.expressions.Predicate
-import io.deltalog.log.{CommitReader, DeltaLog, FileNames, IctConfig, LogSegmentBuilder, LogStore, Snapshot}
+import io.deltalog.log.{CommitReader, DeltaLog, FileNames, IctConfig, LogSegmentBuilder, LogStore, MetadataCleanup, Snapshot}
 import io.deltalog.protocol.{ClientCapabilities, MetadataView, Protocol, TableFeature}
 
 /**
@@ -698,6 +698,10 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
       try {
         val snap = if (postSnapshot.version == version) postSnapshot else deltaLog.snapshotAt(version)
         checkpointer(deltaLog, snap)
+        // log retention runs after a checkpoint (delta-spark's order): it keeps the newest
+        // checkpoint before the cut-off, so the one just written is never needed for it
+        try MetadataCleanup.cleanUpExpiredLogs(deltaLog, snap, clock.nowMillis())
+        catch { case NonFatal(e) => log.warn(s"Table ${deltaLog.tablePath}: expired log cleanup failed.", e) }
       } catch {
         case NonFatal(e) => log.warn("Failed to checkpoint table state.", e)
       }
