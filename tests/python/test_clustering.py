@@ -222,3 +222,203 @@ def test_describe_extended_and_show_create_table(spark, tmp_path):
     finally:
         spark.sql("DROP TABLE IF EXISTS clu_show")
         spark.sql("DROP TABLE IF EXISTS clu_show2")
+
+
+# ------------------------------------------------------------------------------------------ optimize
+MAX_FILE_SIZE = "spark.databricks.delta.optimize.maxFileSize"
+
+
+@pytest.fixture
+def small_files(spark):
+    """OPTIMIZE writes files of a few KB, so a small table is clustered into several files."""
+    spark.conf.set(MAX_FILE_SIZE, "6000")
+    yield
+    spark.conf.unset(MAX_FILE_SIZE)
+
+
+def insert_spread(spark, t: str, seed: int, n: int = 400) -> None:
+    """One commit whose file covers the whole range of a and b (so files overlap before clustering)."""
+    spark.sql(f"INSERT INTO {t} SELECT CAST(rand({seed}) * 1000 AS INT) AS a, CAST(rand({seed + 100}) * 1000 AS INT) "
+              f"AS b, uuid() AS payload FROM range({n})")
+
+
+def widths(path, column: str) -> list:
+    """Each live file's [min, max] width of ``column``, relative to the table's whole range."""
+    stats = [json.loads(a["stats"]) for a in live_files(path).values()]
+    lo = min(s["minValues"][column] for s in stats)
+    hi = max(s["maxValues"][column] for s in stats)
+    return [(s["maxValues"][column] - s["minValues"][column]) / (hi - lo) for s in stats]
+
+
+def live_paths(path) -> set:
+    return {a["path"] for a in live_files(path).values()}
+
+
+def rows(spark, path) -> list:
+    return sorted(tuple(r) for r in spark.read.format("deltalog").load(str(path)).collect())
+
+
+def optimize_params(path) -> dict:
+    return commit_info(commit(path))["operationParameters"]
+
+
+def test_optimize_clusters_incrementally(spark, tmp_path, small_files):
+    t = f"deltalog.`{tmp_path}`"
+    spark.sql(f"CREATE TABLE {t} (a INT, b INT, payload STRING) USING deltalog CLUSTER BY (a, b)")
+    for seed in range(4):
+        insert_spread(spark, t, seed)
+    before_rows = rows(spark, tmp_path)
+    before = {c: widths(tmp_path, c) for c in ("a", "b")}
+    assert all(min(w) > 0.9 for w in before.values())  # every file spans (nearly) the whole range
+    old_paths = live_paths(tmp_path)
+
+    result = spark.sql(f"OPTIMIZE {t}").collect()[0]["metrics"]
+    c = commit(tmp_path)
+    assert commit_info(c)["operation"] == "OPTIMIZE"
+    assert optimize_params(tmp_path) == {"predicate": "[]", "zOrderBy": "[]", "clusterBy": '["a","b"]',
+                                         "auto": False, "isFull": False}
+    adds, removes = kinds(c, "add"), kinds(c, "remove")
+    assert {r["path"] for r in removes} == old_paths and len(adds) >= 3
+    assert all(a["dataChange"] is False and a["clusteringProvider"] == "liquid" for a in adds)
+    assert len({a["tags"]["ZCUBE_ID"] for a in adds}) == 1
+    assert all(a["tags"]["ZCUBE_ZORDER_BY"] == '["a","b"]' for a in adds)
+    assert result["numFilesRemoved"] == len(old_paths) and result["numFilesAdded"] == len(adds)
+    cs = result["clusteringStats"]
+    assert cs["inputOtherFiles"]["numFiles"] == cs["mergedFiles"]["numFiles"] == len(old_paths)
+    assert cs["inputZCubeFiles"]["numFiles"] == 0 and cs["numOutputZCubes"] == 1
+    assert rows(spark, tmp_path) == before_rows
+    # skipping: each file now covers a narrower range of each clustering column
+    after = {col: widths(tmp_path, col) for col in ("a", "b")}
+    for col in ("a", "b"):
+        assert sum(after[col]) / len(after[col]) < 0.75 * sum(before[col]) / len(before[col])
+    # a filter on a clustering column can now skip files by their statistics (before: none)
+    hit = [a for a in adds if json.loads(a["stats"])["minValues"]["a"] < 100]
+    assert 0 < len(hit) <= len(adds) // 2
+
+    # nothing new: nothing rewritten, nothing committed
+    v = version_of(tmp_path)
+    again = spark.sql(f"OPTIMIZE {t}").collect()[0]["metrics"]
+    assert version_of(tmp_path) == v and again["numFilesRemoved"] == 0 and again["numFilesAdded"] == 0
+
+    # an append: only the new file is clustered, the clustered files stay
+    clustered = live_paths(tmp_path)
+    insert_spread(spark, t, 9)
+    new = live_paths(tmp_path) - clustered
+    spark.sql(f"OPTIMIZE {t}")
+    c = commit(tmp_path)
+    assert {r["path"] for r in kinds(c, "remove")} == new
+    assert clustered <= live_paths(tmp_path)
+    assert all(a["clusteringProvider"] == "liquid" for a in kinds(c, "add"))
+
+    # FULL: every file re-clustered
+    live = live_paths(tmp_path)
+    spark.sql(f"OPTIMIZE {t} FULL")
+    c = commit(tmp_path)
+    assert {r["path"] for r in kinds(c, "remove")} == live
+    assert optimize_params(tmp_path)["isFull"] is True
+    assert len({a["tags"]["ZCUBE_ID"] for a in kinds(c, "add")}) == 1
+    assert len(rows(spark, tmp_path)) == len(before_rows) + 400
+
+
+def test_alter_cluster_by_then_optimize(spark, tmp_path, small_files):
+    t = f"deltalog.`{tmp_path}`"
+    spark.sql(f"CREATE TABLE {t} (a INT, b INT, payload STRING) USING deltalog CLUSTER BY (a)")
+    for seed in range(3):
+        insert_spread(spark, t, seed)
+    spark.sql(f"OPTIMIZE {t}")
+    spark.sql(f"ALTER TABLE {t} CLUSTER BY (b)")
+    # files clustered by the old columns wait for FULL (as delta-spark)
+    v = version_of(tmp_path)
+    spark.sql(f"OPTIMIZE {t}")
+    assert version_of(tmp_path) == v
+    spark.sql(f"OPTIMIZE {t} FULL")
+    c = commit(tmp_path)
+    assert optimize_params(tmp_path)["clusterBy"] == '["b"]'
+    assert all(a["tags"]["ZCUBE_ZORDER_BY"] == '["b"]' for a in kinds(c, "add"))
+    assert sum(widths(tmp_path, "b")) / len(widths(tmp_path, "b")) < 0.75
+    # CLUSTER BY NONE: OPTIMIZE compacts (files smaller than minFileSize), records no clustering
+    spark.sql(f"ALTER TABLE {t} CLUSTER BY NONE")
+    spark.conf.set(MAX_FILE_SIZE, str(1 << 30))
+    spark.sql(f"OPTIMIZE {t}")
+    c = commit(tmp_path)
+    assert optimize_params(tmp_path) == {"predicate": "[]", "zOrderBy": "[]", "clusterBy": "[]", "auto": False}
+    assert len(kinds(c, "add")) == 1 and all(a.get("clusteringProvider") is None for a in kinds(c, "add"))
+    with pytest.raises(Exception, match="DELTA_OPTIMIZE_FULL_NOT_SUPPORTED"):
+        spark.sql(f"OPTIMIZE {t} FULL")
+
+
+def test_optimize_refusals(spark, tmp_path):
+    clu, plain = f"deltalog.`{tmp_path / 'clu'}`", f"deltalog.`{tmp_path / 'plain'}`"
+    spark.sql(f"CREATE TABLE {clu} (a INT, b INT) USING deltalog CLUSTER BY (a)")
+    spark.sql(f"INSERT INTO {clu} VALUES (1, 2)")
+    spark.sql(f"CREATE TABLE {plain} (a INT, b INT) USING deltalog")
+    for sql, error in ((f"OPTIMIZE {clu} ZORDER BY (b)", "DELTA_CLUSTERING_WITH_ZORDER_BY"),
+                       (f"OPTIMIZE {clu} WHERE a > 1", "DELTA_CLUSTERING_WITH_PARTITION_PREDICATE"),
+                       (f"OPTIMIZE {plain} FULL", "DELTA_OPTIMIZE_FULL_NOT_SUPPORTED")):
+        with pytest.raises(Exception, match=error):
+            spark.sql(sql)
+    assert version_of(tmp_path / "clu") == 1 and version_of(tmp_path / "plain") == 0
+    from deltalog.tables import DeltaTable
+    with pytest.raises(Exception, match="DELTA_CLUSTERING_WITH_ZORDER_BY"):
+        DeltaTable.forPath(spark, str(tmp_path / "clu")).optimize().executeZOrderBy("b")
+
+
+def test_python_optimize_clusters(spark, tmp_path, small_files):
+    from deltalog.tables import DeltaTable
+    (DeltaTable.create(spark).location(str(tmp_path)).addColumn("a", "INT").addColumn("b", "INT")
+     .addColumn("payload", "STRING").clusterBy("b").execute())
+    t = f"deltalog.`{tmp_path}`"
+    for seed in range(3):
+        insert_spread(spark, t, seed)
+    before = rows(spark, tmp_path)
+    m = DeltaTable.forPath(spark, str(tmp_path)).optimize().executeCompaction().collect()[0]["metrics"]
+    assert m["numFilesRemoved"] == len(kinds(commit(tmp_path), "remove")) >= 3
+    assert m["clusteringStats"]["numOutputZCubes"] == 1
+    c = commit(tmp_path)
+    assert optimize_params(tmp_path)["clusterBy"] == '["b"]'
+    assert all(a["clusteringProvider"] == "liquid" for a in kinds(c, "add"))
+    assert rows(spark, tmp_path) == before
+    assert sum(widths(tmp_path, "b")) / len(widths(tmp_path, "b")) < 0.75
+
+
+# ------------------------------------------------------------------------------------------ interop
+def test_delta_spark_continues_clustering_a_deltalog_table(spark, tmp_path, delta_spark, small_files):
+    from test_dml_delete import ROWS, assert_all_engines_read, create, expected
+    create(spark, tmp_path, props="CLUSTER BY (id, p)")
+    spark.sql(f"OPTIMIZE deltalog.`{tmp_path}`")
+    ours = commit(tmp_path)
+    assert all(a["clusteringProvider"] == "liquid" for a in kinds(ours, "add"))
+    clustered = live_paths(tmp_path)
+    # delta-spark: the deltalog-clustered files form one z-cube; after an append it clusters again
+    got = delta_spark.run(
+        "spark.sql(f\"INSERT INTO delta.`{args['p']}` VALUES (100, 'n100', 0)\")\n"
+        "spark.sql(f\"OPTIMIZE delta.`{args['p']}`\")\n"
+        "result = spark.sql(f\"DESCRIBE DETAIL delta.`{args['p']}`\").collect()[0]['clusteringColumns']",
+        p=str(tmp_path))
+    assert got == ["id", "p"]
+    theirs = commit(tmp_path)
+    assert commit_info(theirs)["operationParameters"]["clusterBy"] == \
+        commit_info(ours)["operationParameters"]["clusterBy"] == '["id","p"]'
+    assert commit_info(theirs)["operationParameters"] == commit_info(ours)["operationParameters"]
+    assert all(a["clusteringProvider"] == "liquid" for a in kinds(theirs, "add"))
+    want = sorted(expected(lambda r: True) + [(100, "n100", 0)], key=lambda r: (r[0] is None, r[0] or 0))
+    from test_dml_delete import srt
+    assert_all_engines_read(spark, delta_spark, tmp_path, srt(want))
+    # delta-spark re-merges small z-cubes with new data: it rewrote deltalog's clustered files too
+    assert clustered <= {r["path"] for r in kinds(theirs, "remove")}
+
+
+def test_deltalog_optimizes_a_delta_spark_clustered_table(spark, tmp_path, delta_spark, small_files):
+    from test_dml_delete import assert_all_engines_read, create_delta_spark, expected
+    create_delta_spark(delta_spark, tmp_path, props="CLUSTER BY (id)")
+    assert detail(spark, f"deltalog.`{tmp_path}`")["clusteringColumns"] == ["id"]
+    spark.sql(f"OPTIMIZE deltalog.`{tmp_path}`")
+    c = commit(tmp_path)
+    assert len(kinds(c, "remove")) >= 3
+    assert all(a["clusteringProvider"] == "liquid" and a["tags"]["ZCUBE_ZORDER_BY"] == '["id"]'
+               for a in kinds(c, "add"))
+    assert_all_engines_read(spark, delta_spark, tmp_path, expected(lambda r: True))
+    # delta-spark sees one z-cube and no unclustered file: its OPTIMIZE has nothing to do
+    v = version_of(tmp_path)
+    delta_spark.run("spark.sql(f\"OPTIMIZE delta.`{args['p']}`\")", p=str(tmp_path))
+    assert version_of(tmp_path) == v

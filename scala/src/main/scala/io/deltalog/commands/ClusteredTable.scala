@@ -20,8 +20,9 @@ import io.deltalog.schema.DeltaSchema
  *
  * A file is clustered when OPTIMIZE wrote it with `clusteringProvider = "liquid"` and the z-cube tags
  * delta-spark writes (`ZCUBE_ID`, `ZCUBE_ZORDER_BY` = the clustering columns' logical names as a JSON
- * array); a file clustered by other columns (before an ALTER TABLE CLUSTER BY) or another provider only
- * counts for `OPTIMIZE FULL`.
+ * array). OPTIMIZE clusters the files that are not ([[isUnclustered]]); a file clustered by other columns
+ * (before an ALTER TABLE CLUSTER BY) or by another provider is only rewritten by `OPTIMIZE FULL`, as in
+ * delta-spark.
  */
 object ClusteredTable {
   val Domain = "delta.clustering"
@@ -54,8 +55,11 @@ object ClusteredTable {
     } catch { case NonFatal(_) => Nil }
 
   /** The clustering columns of `snapshot` as logical dotted names (none when it is not clustered). */
-  def logicalColumns(snapshot: Snapshot): Seq[String] =
-    domain(snapshot).toSeq.flatMap(d => physicalColumns(d).map(p => logicalName(schemaOf(snapshot.metadata), p)))
+  def logicalColumns(snapshot: Snapshot): Seq[String] = logicalPaths(snapshot).map(displayName)
+
+  /** The clustering columns of `snapshot` as logical paths. */
+  def logicalPaths(snapshot: Snapshot): Seq[Seq[String]] =
+    domain(snapshot).toSeq.flatMap(d => physicalColumns(d).map(p => logicalPath(schemaOf(snapshot.metadata), p)))
 
   /** The domain action storing `logical` (dotted names resolved against `schema`) as physical paths. */
   def domainFor(schema: StructType, logical: Seq[Seq[String]]): DomainMetadata = {
@@ -155,14 +159,12 @@ object ClusteredTable {
   def numColumnsLimit(conf: String => Option[String]): Int =
     conf(NumColumnsLimitConf).flatMap(_.trim.toIntOption).filter(_ > 0).getOrElse(DefaultNumColumnsLimit)
 
-  /** Whether `f` is clustered by `columns` (logical names) in the sense of the object doc. */
-  def isClusteredBy(f: AddFile, columns: Seq[String]): Boolean =
-    f.clusteringProvider.contains(Provider) && f.tags.flatMap(_.get(ZCubeZOrderByTag)).exists { json =>
-      try {
-        val n = mapper.readTree(json)
-        n.isArray && (0 until n.size()).map(i => n.get(i).asText()) == columns
-      } catch { case NonFatal(_) => false }
-    } && f.tags.exists(_.contains(ZCubeIdTag))
+  /**
+   * Whether `f` is not clustered yet: no z-cube tags, and no clustering provider or `liquid`. A file of
+   * a z-cube (clustered by the current or by other columns) or of another provider is not.
+   */
+  def isUnclustered(f: AddFile): Boolean =
+    f.clusteringProvider.forall(_ == Provider) && !f.tags.exists(t => t.contains(ZCubeIdTag) && t.contains(ZCubeZOrderByTag))
 
   /** `f` marked as clustered by `columns` in z-cube `zCubeId` (delta-spark's tags, provider `liquid`). */
   def markClustered(f: AddFile, columns: Seq[String], zCubeId: String): AddFile = {
