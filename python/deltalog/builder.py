@@ -9,7 +9,7 @@ created in one commit exactly as ``CREATE TABLE ... USING deltalog`` creates it:
         .addColumn("ts", "TIMESTAMP")
         .addColumn("day", "DATE", generatedAlwaysAs="CAST(ts AS DATE)")
         .addColumn("seq", "BIGINT", generatedAlwaysAsIdentity=IdentityGenerator(start=1, step=1))
-        .partitionedBy("day")
+        .partitionedBy("day")                    # or .clusterBy("id", "ts") (liquid clustering)
         .property("delta.enableChangeDataFeed", "true")
         .comment("raw events")
         .execute())
@@ -64,6 +64,7 @@ class DeltaTableBuilder:
         self._comment: Optional[str] = None
         self._columns: List[str] = []
         self._partitioned: List[str] = []
+        self._clustered: List[str] = []
         self._properties: Dict[str, str] = {}
 
     def tableName(self, identifier: str) -> "DeltaTableBuilder":
@@ -114,6 +115,13 @@ class DeltaTableBuilder:
             self._partitioned.extend([c] if isinstance(c, str) else list(c))
         return self
 
+    def clusterBy(self, *cols: Union[str, List[str]]) -> "DeltaTableBuilder":
+        """Liquid clustering by ``cols`` (at most 4 columns with statistics; not with ``partitionedBy``):
+        ``CLUSTER BY``. ``OPTIMIZE`` then clusters the table's files by them."""
+        for c in cols:
+            self._clustered.extend([c] if isinstance(c, str) else list(c))
+        return self
+
     def property(self, key: str, value: str) -> "DeltaTableBuilder":
         self._properties[key] = str(value)
         return self
@@ -126,8 +134,17 @@ class DeltaTableBuilder:
         if self._columns:
             sql += " (" + ", ".join(self._columns) + ")"
         sql += " USING deltalog"
+        if self._partitioned and self._clustered:
+            from deltalog.exceptions import InvalidWriteError
+            raise InvalidWriteError(
+                "DELTA_CLUSTER_BY_WITH_PARTITIONED_BY",
+                f"Table {self._name or self._location}: Clustering and partitioning cannot both be specified "
+                f"(partitionedBy {self._partitioned}, clusterBy {self._clustered}). Please remove partitionedBy if "
+                "you want to create a Delta table with clustering.")
         if self._partitioned:
             sql += " PARTITIONED BY (" + ", ".join(_quote_ident(c) for c in self._partitioned) + ")"
+        if self._clustered:
+            sql += " CLUSTER BY (" + ", ".join(_quote_ident(c) for c in self._clustered) + ")"
         if self._name and self._location:
             sql += f" LOCATION {_quote_str(self._location)}"
         if self._comment is not None:

@@ -39,7 +39,9 @@ class DeltaOptimizeBuilder:
     def executeCompaction(self) -> Any:
         """Compact the small files into files of about the target size (``delta.targetFileSize``,
         else ``spark.databricks.delta.optimize.maxFileSize``, 1 GiB by default); one commit with
-        ``dataChange = false``."""
+        ``dataChange = false``. On a clustered table (``CLUSTER BY``) it clusters the files not
+        clustered yet by the clustering columns instead, as ``OPTIMIZE t`` does (``where`` and
+        ``executeZOrderBy`` are refused there, as in delta-spark)."""
         return self._execute([])
 
     def executeZOrderBy(self, *cols: str) -> Any:

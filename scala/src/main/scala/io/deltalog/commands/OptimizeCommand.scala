@@ -20,6 +20,7 @@ import io.deltalog.txn.Operation
  * @param considered the files in the predicate's partitions
  * @param bins       the groups of files rewritten together (compaction: one output file each)
  * @param zOrderBy   the Z-order columns as written (empty for compaction)
+ * @param clusteringStats delta-spark's `clusteringStats` (OPTIMIZE of a clustered table only)
  */
 final case class OptimizeResult(
     version: Long,
@@ -31,7 +32,8 @@ final case class OptimizeResult(
     zOrderBy: Seq[String],
     startTimeMs: Long,
     numTableColumns: Int,
-    numTableColumnsWithStats: Int) {
+    numTableColumnsWithStats: Int,
+    clusteringStats: Option[ClusteringStats] = None) {
   def partitionsOptimized: Int = bins.map(_.head.partitionValues).distinct.size
   def dvsRemoved: Int = removed.count(_.deletionVector.isDefined)
   def dvRowsRemoved: Long = removed.flatMap(_.deletionVector).map(_.cardinality).sum
@@ -50,7 +52,11 @@ final case class OptimizeResult(
  * append-only tables. Without a bin to rewrite nothing is committed.
  *
  * @param predicate the WHERE clause as parsed (unresolved); only partition columns may be referenced
+ * On a clustered table (liquid clustering) the files not yet clustered (every file with `full`) are
+ * clustered by the table's clustering columns instead ([[OptimizeClustering]]).
+ *
  * @param zOrderBy  the Z-order columns (data columns with statistics, see [[checkZOrderColumns]])
+ * @param full      `OPTIMIZE … FULL`: re-cluster every file of a clustered table
  */
 final class OptimizeCommand(
     spark: ClassicSession,
@@ -58,15 +64,18 @@ final class OptimizeCommand(
     predicate: Option[Expression],
     zOrderBy: Seq[String] = Nil,
     tableName: Option[String] = None,
-    hadoopOptions: Map[String, String] = Map.empty) {
+    hadoopOptions: Map[String, String] = Map.empty,
+    full: Boolean = false) {
   import RowChanges._
 
   def run(): OptimizeResult = {
     val startTimeMs = System.currentTimeMillis()
     val DmlSupport.Opened(hadoopConf, deltaLog, table, txn) =
       DmlSupport.open(spark, path, tableName, hadoopOptions, "OPTIMIZE", allowAppendOnly = true)
+    val clustering = OptimizeClustering(txn.snapshot, predicate.map(_.sql), zOrderBy, full, table)
     val rw = new RowLevelRewrite(spark, txn, hadoopConf, table, "OPTIMIZE", forceCopyOnWrite = true)
-    val zColumns = OptimizeCommand.checkZOrderColumns(spark, zOrderBy, rw, table)
+    val zColumns = if (clustering.isClustering) clustering.zColumns(rw.schema)
+      else OptimizeCommand.checkZOrderColumns(spark, zOrderBy, rw, table).map { case (n, dt) => (Seq(n), dt) }
     val cond = predicate.map { p =>
       val resolved = DmlSupport.resolveCondition(spark, SparkInternals.column(p), rw.schema, table, "OPTIMIZE")
       PartitionScope.checkPartitionOnly(resolved, rw, table, "OPTIMIZE")
@@ -76,10 +85,15 @@ final class OptimizeCommand(
     val all = txn.snapshot.allFiles.toVector
     val inScope = cond.map(e => PartitionScope.matchingPartitions(spark, all, e, rw)).getOrElse(all)
     val settings = OptimizeBins.settings(spark, rw.conf, table)
-    val bins = OptimizeBins.bins(inScope.filter(OptimizeBins.isCandidate(_, settings)), settings, zColumns.nonEmpty)
+    val bins =
+      if (clustering.isClustering) Seq(clustering.candidates(inScope)).filter(_.nonEmpty)
+      else OptimizeBins.bins(inScope.filter(OptimizeBins.isCandidate(_, settings)), settings, zColumns.nonEmpty)
     val qualified = deltaLog.tablePath.getFileSystem(hadoopConf).makeQualified(deltaLog.tablePath).toString
     val (numColumns, withStats) = ReorgPurgeCommand.tableColumnCounts(rw)
-    val base = OptimizeResult(-1L, qualified, Nil, Nil, inScope.size, bins, zOrderBy, startTimeMs, numColumns, withStats)
+    def clusteringStats(committed: Boolean) =
+      if (clustering.isClustering) Some(clustering.stats(inScope, bins.flatten, committed)) else None
+    val base = OptimizeResult(-1L, qualified, Nil, Nil, inScope.size, bins, zOrderBy, startTimeMs, numColumns, withStats,
+      clusteringStats(committed = false))
     if (bins.isEmpty) {
       OptimizeCommand.log.info(s"Table $table: OPTIMIZE found no files to rewrite; nothing committed.")
       return base
@@ -95,14 +109,21 @@ final class OptimizeCommand(
       val grouped = touched.groupBy(f => binOf(rw.reader.fileKey(f))).toSeq.sortBy(_._1).map(_._2)
       OptimizeCommand.laidOut(spark, grouped, rw, zColumns, settings)
     }
+    val zCubeId = java.util.UUID.randomUUID().toString
+    val finishAdd: AddFile => AddFile =
+      if (clustering.isClustering) (a: AddFile) => ClusteredTable.markClustered(a, clustering.columns, zCubeId)
+      else (a: AddFile) => a
     val outcome = rw.commit(files.map(f => rw.Touched(f, 0L, 0L, None)), changes, withInserts = false,
       identityColumns = Nil, scanTimeMs = 0L,
-      op = o => Operation.optimize(predicate.map(_.toString).toSeq, zOrderBy)
+      op = o => Operation.optimize(predicate.map(_.toString).toSeq, zOrderBy, clusterBy = clustering.columns,
+          isFull = full)
         .withMetrics(ReorgPurgeCommand.metrics(o, o.removedFiles.count(_.deletionVector.isDefined))),
-      beforeCommit = () => DeleteCommand.runBeforeCommitHook(path), dataChange = false, readRows = readRows)
+      beforeCommit = () => DeleteCommand.runBeforeCommitHook(path), dataChange = false, readRows = readRows,
+      finishAdd = finishAdd)
     outcome match {
       case None => base
-      case Some(o) => base.copy(version = o.version, added = o.addedFiles, removed = o.removedFiles)
+      case Some(o) => base.copy(version = o.version, added = o.addedFiles, removed = o.removedFiles,
+        clusteringStats = clusteringStats(committed = true))
     }
   }
 }
@@ -116,7 +137,8 @@ object OptimizeCommand {
    * output file, no shuffle); Z-order lays each bin out along the Z curve in `max(1, bytes /
    * maxFileSize)` partitions.
    */
-  private def laidOut(spark: ClassicSession, bins: Seq[Seq[AddFile]], rw: RowLevelRewrite, zColumns: Seq[(String, DataType)],
+  private def laidOut(spark: ClassicSession, bins: Seq[Seq[AddFile]], rw: RowLevelRewrite,
+      zColumns: Seq[(Seq[String], DataType)],
       settings: OptimizeBins.Settings): DataFrame = {
     // only the table's columns (and row ids) cross the RDD union below: columns it does not need
     // (the file key, a UDF over each row's file path; the row index) cannot be pruned beyond it

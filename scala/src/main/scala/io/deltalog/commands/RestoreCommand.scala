@@ -128,7 +128,6 @@ final class RestoreCommand(
 }
 
 object RestoreCommand {
-  private val ClusteringDomain = "delta.clustering"
 
   /** delta-spark's switch for refusing to restore a version older than `delta.deletedFileRetentionDuration`. */
   val EnforceRetentionKey = "spark.databricks.delta.vacuum.enforceTimeTravelWithinDeletedFileRetentionDuration"
@@ -204,12 +203,12 @@ object RestoreCommand {
    * gets the restored version's clustering columns (none when that version was not clustered).
    */
   private[commands] def clusteringDomain(restored: Snapshot, latest: Snapshot): Seq[DomainMetadata] = {
-    val current = latest.domainMetadata.find(d => d.domain == ClusteringDomain && !d.removed)
+    val current = ClusteredTable.domain(latest)
     if (current.isEmpty) return Nil
-    val columns = restored.domainMetadata.find(d => d.domain == ClusteringDomain && !d.removed)
-      .map(_.configuration).getOrElse("""{"clusteringColumns":[]}""")
-    if (current.get.configuration == columns) Nil else Seq(DomainMetadata(ClusteringDomain, columns))
+    val columns = ClusteredTable.domain(restored).map(_.configuration).getOrElse(ClusteredTable.emptyDomain.configuration)
+    if (current.get.configuration == columns) Nil else Seq(DomainMetadata(ClusteredTable.Domain, columns))
   }
+
 }
 
 /** RESTORE's refusals, with delta-spark 4.4's error classes and messages (plus the table). */

@@ -148,12 +148,14 @@ private[commands] final class RowLevelRewrite(
    *                        `add` / `remove` actions say `dataChange = false`
    * @param readRows        how the touched files' rows are read (null: [[TouchedFiles.read]]); OPTIMIZE
    *                        lays them out (one Spark partition per output file) without changing them
+   * @param finishAdd       applied to each written file's `add` (OPTIMIZE on a clustered table marks them clustered)
    * @return None when nothing changed (nothing committed)
    */
   def commit(touched: Seq[Touched], changes: DataFrame => DataFrame, withInserts: Boolean,
       identityColumns: Seq[String], scanTimeMs: Long,
       op: Outcome => Operation, beforeCommit: () => Unit = () => (),
-      dataChange: Boolean = true, readRows: Seq[AddFile] => DataFrame = null): Option[Outcome] = {
+      dataChange: Boolean = true, readRows: Seq[AddFile] => DataFrame = null,
+      finishAdd: AddFile => AddFile = identity): Option[Outcome] = {
     val rewriteStart = System.nanoTime()
     val deltaLog = txn.deltaLog
     val flag = DataFileWriter.CdcFlag
@@ -193,8 +195,8 @@ private[commands] final class RowLevelRewrite(
       def pv(f: WrittenFile) = f.partitionValues - flag
       val dataFiles = written.filterNot(writer.isChangeData)
       val adds = dataFiles.map { f =>
-        AddFile(path = rel(f.path), partitionValues = pv(f), size = f.size, modificationTime = f.modificationTime,
-          dataChange = dataChange, stats = Some(f.stats))
+        finishAdd(AddFile(path = rel(f.path), partitionValues = pv(f), size = f.size, modificationTime = f.modificationTime,
+          dataChange = dataChange, stats = Some(f.stats)))
       }
       val cdcs = written.filter(writer.isChangeData).map(f => AddCDCFile(path = rel(f.path), partitionValues = pv(f),
         size = f.size))

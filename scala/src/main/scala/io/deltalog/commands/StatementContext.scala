@@ -14,6 +14,7 @@ import io.deltalog.txn.Operation
  * @param tableSchema   the schema a column list gives the table (CREATE / REPLACE TABLE without a
  *                      query): NOT NULL, generated and identity columns as declared, instead of the
  *                      (nullable) schema of the data written
+ * @param clusterBy     CLUSTER BY of the statement (column paths as written), None when it has none
  */
 final case class StatementContext(
     operationName: Option[String] = None,
@@ -21,7 +22,8 @@ final case class StatementContext(
     description: Option[String] = None,
     isManaged: Boolean = false,
     replaceTable: Boolean = false,
-    tableSchema: Option[org.apache.spark.sql.types.StructType] = None) {
+    tableSchema: Option[org.apache.spark.sql.types.StructType] = None,
+    clusterBy: Option[Seq[Seq[String]]] = None) {
 
   /**
    * The operation of the commit: delta-spark's `WRITE` (its `partitionBy` is what the writer asked
@@ -29,10 +31,11 @@ final case class StatementContext(
    * table's partitioning), or the statement's own with its parameters.
    */
   def operation(meta: Metadata, mode: String, replaceWhere: Option[String],
-      requestedPartitionBy: Seq[String]): Operation = operationName match {
+      requestedPartitionBy: Seq[String], clusteringColumns: Seq[String] = Nil): Operation = operationName match {
     case None => Operation.write(mode, requestedPartitionBy, replaceWhere)
     case Some(name) =>
-      val created = Operation.createTable(meta.partitionColumns, tableProperties, isManaged, meta.description)
+      val created = Operation.createTable(meta.partitionColumns, tableProperties, isManaged, meta.description,
+        clusteringColumns)
       created.copy(name = name, changesData = true)
   }
 }

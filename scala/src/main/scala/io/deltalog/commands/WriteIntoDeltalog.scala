@@ -105,6 +105,11 @@ final class WriteIntoDeltalog(
     val meta = newMetadata.getOrElse(old.get)
     val schema = parseSchema(meta.schemaString)
     val conf = meta.configuration
+    // liquid clustering of a created / replaced table, checked before any file is written
+    val (clusterDomain, clusteringColumns) =
+      if (!replacingSchema) (Nil, Nil)
+      else ClusteredTable.forNewMetadata(statement.clusterBy, schema, meta, txn.snapshot, exists,
+        statement.replaceTable || !exists, k => spark.conf.getOption(k), table)
 
     // ------------------------------------------------------------ data
     val prepared = WriteRules.checkAll(WriteRules.complete(data, schema, table), schema, conf, table, replaceWhere)
@@ -159,9 +164,9 @@ final class WriteIntoDeltalog(
         (if (overwrite && exists) Map("numRemovedFiles" -> removes.size.toString,
           "numRemovedBytes" -> removed.map(_.size).sum.toString) else Map.empty) ++
         (if (cdcs.nonEmpty) Map("numAddedChangeFiles" -> cdcs.size.toString) else Map.empty)
-      val op = statement.operation(meta, modeName(mode), replaceWhere, partitionColsRequested)
+      val op = statement.operation(meta, modeName(mode), replaceWhere, partitionColsRequested, clusteringColumns)
         .withMetrics(metrics).copy(userMetadata = options.userMetadata, changesData = dataChange)
-      Some(txn.commit(setTxn.toSeq ++ removes ++ adds ++ cdcs, op))
+      Some(txn.commit(setTxn.toSeq ++ clusterDomain ++ removes ++ adds ++ cdcs, op))
     } catch {
       case NonFatal(e) =>
         if (!txn.committed && !inLog(deltaLog, txn)) writer.deleteFiles(written)
@@ -226,7 +231,10 @@ final class WriteIntoDeltalog(
         configuration = options.tableProperties ++ statement.tableProperties, description = statement.description,
         createdTime = Some(System.currentTimeMillis()))
     }
-    WriteIntoDeltalog.withColumnMapping(base)
+    // CLUSTER BY: the clustering feature (the transaction turns the property into protocol support)
+    val clustered = if (statement.clusterBy.isEmpty) base else
+      base.copy(configuration = base.configuration + (ClusteredTable.FeatureProperty -> "supported"))
+    WriteIntoDeltalog.withColumnMapping(clustered)
   }
 
   private def resolveName(schema: StructType, name: String, table: String): String =

@@ -6,7 +6,7 @@ import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types._
 
 /**
- * Z-ordering of the rows of one bin (one partition's files) by some columns: each column's value
+ * Z-ordering of the rows of one bin (one partition's files, or a clustered table's z-cube) by some columns: each column's value
  * becomes its rank among ~[[NumRanges]] approximate quantiles of the bin's values (one aggregation
  * job for every bin), the ranks' bits are interleaved ([[InterleaveBits]]) and the rows are range
  * partitioned by that z-value into the bin's output files and sorted by it within each, so every
@@ -20,6 +20,9 @@ private[commands] object ZOrder {
   val NumRanges = 1 << InterleaveBits.BitsPerRank
   val ZColumn = "__deltalog_zvalue"
   private val BinColumn = "__deltalog_bin"
+
+  /** The column at `path` (a top-level column, or a field of nested structs for clustering columns). */
+  private def column(path: Seq[String]): Column = col(path.map(p => "`" + p.replace("`", "``") + "`").mkString("."))
 
   /** Types whose values can be ranked. */
   def rankable(dt: DataType): Boolean = dt match {
@@ -41,12 +44,12 @@ private[commands] object ZOrder {
 
   /**
    * The boundaries of each column's ranks in each bin: `bins(i)` read as `reads(i)`; `columns` are
-   * (name, type) of the z-order columns.
+   * (column path, type) of the z-order columns.
    */
-  def boundaries(reads: Seq[DataFrame], columns: Seq[(String, DataType)]): Map[Int, Seq[Array[Double]]] = {
+  def boundaries(reads: Seq[DataFrame], columns: Seq[(Seq[String], DataType)]): Map[Int, Seq[Array[Double]]] = {
     val keys = reads.zipWithIndex.map { case (df, i) =>
       df.select((lit(i).as(BinColumn) +: columns.zipWithIndex.map { case ((n, dt), j) =>
-        sortKey(WriteSchema.column(n), dt).as(s"k$j") }): _*)
+        sortKey(column(n), dt).as(s"k$j") }): _*)
     }
     val percentages = array((1 until NumRanges).map(p => lit(p.toDouble / NumRanges)): _*)
     val aggs = columns.indices.map(j => percentile_approx(col(s"k$j"), percentages, lit(10000)))
@@ -64,10 +67,10 @@ private[commands] object ZOrder {
    * straddles a cell's edge by a few rows and stretches its min/max across the neighbouring cell;
    * when the rows fill fewer cells (correlated columns) there are fewer, larger files.
    */
-  def layout(rows: DataFrame, columns: Seq[(String, DataType)], bounds: Seq[Array[Double]], numFiles: Int,
+  def layout(rows: DataFrame, columns: Seq[(Seq[String], DataType)], bounds: Seq[Array[Double]], numFiles: Int,
       sortFirst: Seq[String]): DataFrame = {
     val ranks = columns.zip(bounds).map { case ((n, dt), b) =>
-      ZOrderRank(SparkInternals.expression(sortKey(WriteSchema.column(n), dt)), b)
+      ZOrderRank(SparkInternals.expression(sortKey(column(n), dt)), b)
     }
     val allBits = InterleaveBits.BitsPerRank * ranks.size
     val cellBits = math.min(allBits, math.max(1, 32 - Integer.numberOfLeadingZeros(numFiles - 1)))

@@ -21,6 +21,7 @@ import io.deltalog.txn.{Operation, OptimisticTransaction}
  *  - SET LOCATION changes the entry only, to a location that holds a Delta table with the same
  *    schema (`DELTA_SET_LOCATION_SCHEMA_MISMATCH` otherwise); nothing is written to either table;
  *  - ADD COLUMNS (FIRST / AFTER, nested fields) is one metadata commit ([[AddColumns]]);
+ *  - CLUSTER BY (cols) / CLUSTER BY NONE is one `CLUSTER BY` commit of the clustering domain ([[AlterClusterBy]]);
  *  - ALTER COLUMN (type, comment, position, DROP NOT NULL, defaults) is one metadata commit
  *    ([[ChangeColumn]], [[TypeChange]]), as are RENAME COLUMN and DROP COLUMN(S) on tables with
  *    column mapping ([[RenameDropColumns]]);
@@ -46,28 +47,34 @@ private[spark] final class DeltalogAlterTable(
     val adds = rest.collect { case a: TableChange.AddColumn => a }
     val renames = rest.collect { case r: TableChange.RenameColumn => r }
     val drops = rest.collect { case d: TableChange.DeleteColumn => d }
+    val clusterBys = rest.collect { case c: TableChange.ClusterBy => c }
     val alters = rest.collect {
       case c @ (_: TableChange.UpdateColumnType | _: TableChange.UpdateColumnNullability |
           _: TableChange.UpdateColumnComment | _: TableChange.UpdateColumnPosition |
           _: TableChange.UpdateColumnDefaultValue) => c.asInstanceOf[TableChange.ColumnChange]
     }
-    val known = sets.size + unsets.size + adds.size + renames.size + drops.size + alters.size
+    val known = sets.size + unsets.size + adds.size + renames.size + drops.size + alters.size + clusterBys.size
     if (known != rest.size) {
-      val c = rest.find(c => !(sets ++ unsets ++ adds ++ renames ++ drops ++ alters).exists(_ eq c)).get
+      val c = rest.find(c => !(sets ++ unsets ++ adds ++ renames ++ drops ++ alters ++ clusterBys).exists(_ eq c)).get
       throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
         s"ALTER TABLE $name: ${c.getClass.getSimpleName} is not supported by deltalog yet; nothing was changed. " +
-          "Supported: SET/UNSET TBLPROPERTIES, ADD/DROP/RENAME COLUMN, ALTER COLUMN, SET LOCATION.")
+          "Supported: SET/UNSET TBLPROPERTIES, ADD/DROP/RENAME COLUMN, ALTER COLUMN, SET LOCATION, CLUSTER BY.")
     }
-    val kinds = Seq(adds, renames, drops, alters).count(_.nonEmpty) + (if (sets.nonEmpty || unsets.nonEmpty) 1 else 0)
+    val kinds = Seq(adds, renames, drops, alters, clusterBys).count(_.nonEmpty) + (if (sets.nonEmpty || unsets.nonEmpty) 1 else 0)
     if (kinds > 1 || renames.size > 1) {
       throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
         s"ALTER TABLE $name: column and property changes of different kinds go in separate statements; " +
           "nothing was changed.")
     }
+    clusterBys.foreach(c => new AlterClusterBy(name, table.spark, () => start()).apply(c))
+    if (clusterBys.nonEmpty) DeltalogTable.refreshCaches(table.spark, table.path)
     if (adds.nonEmpty) addColumns(adds)
     if (alters.nonEmpty) changeColumns(alters)
     renames.foreach(r => columnCommit((txn, s, deps) => Some(new RenameDropColumns(name, txn.metadata, s, deps).rename(r))))
-    if (drops.nonEmpty) columnCommit((txn, s, deps) => new RenameDropColumns(name, txn.metadata, s, deps).drop(drops))
+    if (drops.nonEmpty) columnCommit { (txn, s, deps) =>
+      AlterClusterBy.refuseDroppingClusteringColumns(name, txn.snapshot, drops)
+      new RenameDropColumns(name, txn.metadata, s, deps).drop(drops)
+    }
     if (sets.nonEmpty && unsets.nonEmpty) {
       throw new InvalidWriteException("DELTA_UNSUPPORTED_ALTER_TABLE", name,
         s"ALTER TABLE $name: set and unset properties in two statements.")

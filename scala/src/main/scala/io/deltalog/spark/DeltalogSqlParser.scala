@@ -19,7 +19,7 @@ import io.deltalog.protocol.{Protocol, TableFeature}
  * [LIMIT n]`, `DESC[RIBE] DETAIL <table>` and `ALTER TABLE <table> DROP FEATURE <name> [TRUNCATE
  * HISTORY]` ([[DropFeatureCommand]]), `REORG TABLE <table> [WHERE <partition predicate>] APPLY (PURGE)`
  * ([[ReorgTableCommand]]), `RESTORE [TABLE] <table> [TO] VERSION|TIMESTAMP AS OF ...` ([[RestoreTableCommand]]), `VACUUM <table> [LITE | FULL] [RETAIN n HOURS] [DRY RUN]` ([[VacuumTableCommand]]),
- * `OPTIMIZE <table> [WHERE <partition predicate>] [ZORDER BY (c, …)]` ([[OptimizeTableCommand]]) and hands every other statement (and every other
+ * `OPTIMIZE <table> [FULL] [WHERE <partition predicate>] [ZORDER BY (c, …)]` ([[OptimizeTableCommand]]) and hands every other statement (and every other
  * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
@@ -87,7 +87,7 @@ object DeltalogSqlParser {
   }
 
   private val Optimize =
-    """(?is)^\s*optimize\s+(.+?)(?:\s+where\s+(.+?))?(?:\s+zorder\s+by\s*(?:\((.*)\)|([^();]+?)))?\s*;?\s*$""".r
+    """(?is)^\s*optimize\s+(.+?)(\s+full)?(?:\s+where\s+(.+?))?(?:\s+zorder\s+by\s*(?:\((.*)\)|([^();]+?)))?\s*;?\s*$""".r
 
   /** The column names of a ZORDER BY list (back-quoted names unquoted). */
   private def zOrderColumns(list: String): Seq[String] =
@@ -112,9 +112,9 @@ object DeltalogSqlParser {
     case RestoreVersion(target, v) => Some(RestoreTableCommand(TableTarget.parse(target, delegate), Some(v.toLong), None))
     case RestoreTimestamp(target, ts) =>
       Some(RestoreTableCommand(TableTarget.parse(target, delegate), None, Some(delegate.parseExpression(ts))))
-    case Optimize(target, where, zList, zOne) =>
+    case Optimize(target, full, where, zList, zOne) =>
       Some(OptimizeTableCommand(TableTarget.parse(target, delegate), Option(where),
-        Option(zList).orElse(Option(zOne)).map(zOrderColumns).getOrElse(Nil)))
+        Option(zList).orElse(Option(zOne)).map(zOrderColumns).getOrElse(Nil), full != null))
     case _ => None
   }
 }

@@ -84,7 +84,7 @@ class DeltalogTable(
       catalogTable.map { t =>
         if (t.tableType == CatalogTableType.EXTERNAL) TableCatalog.PROP_EXTERNAL -> "true"
         else TableCatalog.PROP_IS_MANAGED_LOCATION -> "true"
-      } ++ DeltalogTable.protocolProperties(snapshot.protocol)
+      } ++ DeltalogTable.protocolProperties(snapshot.protocol) ++ DeltalogTable.clusteringProperty(snapshot)
     props.asJava
   }
 
@@ -168,6 +168,18 @@ object DeltalogTable {
       Protocol.MIN_WRITER_VERSION_PROP -> p.minWriterVersion.toString) ++
       (if (!p.supportsWriterFeatures) Nil
        else p.readerAndWriterFeatureNames.map(f => (Protocol.FEATURE_PROP_PREFIX + f) -> Protocol.FEATURE_PROP_SUPPORTED))
+
+  /** delta-spark's catalog property of a clustered table: `clusteringColumns` = JSON list of logical paths. */
+  val ClusteringColumnsProperty = "clusteringColumns"
+
+  def clusteringProperty(snapshot: io.deltalog.log.Snapshot): Map[String, String] =
+    io.deltalog.commands.ClusteredTable.domain(snapshot).map { d =>
+      val schema = io.deltalog.commands.ClusteredTable.schemaOf(snapshot.metadata)
+      val mapper = new com.fasterxml.jackson.databind.ObjectMapper()
+      ClusteringColumnsProperty -> io.deltalog.commands.ClusteredTable.physicalColumns(d).map { p =>
+        io.deltalog.commands.ClusteredTable.logicalPath(schema, p).map(mapper.writeValueAsString).mkString("[", ",", "]")
+      }.mkString("[", ",", "]")
+    }.toMap
 
   def isDeltalogProvider(provider: String): Boolean =
     provider != null && (provider.equalsIgnoreCase(Provider) ||

@@ -10,6 +10,7 @@ import org.apache.spark.sql.{DataFrame, Row, SaveMode}
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException
 import org.apache.spark.sql.catalyst.catalog.{CatalogStorageFormat, CatalogTable, CatalogTableType, CatalogUtils}
 import org.apache.spark.sql.connector.catalog.TableCatalog
+import org.apache.spark.sql.connector.expressions.ClusterByTransform
 import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.deltalog.commands.{InvalidWriteException, StatementContext, WriteOptions}
@@ -71,6 +72,7 @@ private[spark] final class DeltalogTableCreation(
     if (!replacing && isManaged) refuseNonEmptyManagedLocation(path, log)
 
     val partitionBy = partitionColumns()
+    val clustering = clusterBy()
     val declared = if (pending.isEmpty) Some(schemaOf(info, tableName)) else None
     val tableProperties = userProperties(props)
     val description = props.get(TableCatalog.PROP_COMMENT)
@@ -87,14 +89,14 @@ private[spark] final class DeltalogTableCreation(
       if (!replacing) {
         (SaveMode.ErrorIfExists, writeParams - V1OverwriteOption,
           StatementContext(Some(s"CREATE TABLE$asSelect"), tableProperties, description, isManaged,
-          tableSchema = declared))
+          tableSchema = declared, clusterBy = clustering))
       } else if (v1Overwrite) {
         (SaveMode.Overwrite, writeParams - V1OverwriteOption + (WriteOptions.PartitionOverwriteMode -> "static"),
           StatementContext(Some(s"CREATE OR REPLACE TABLE$asSelect"), Map.empty, None, isManaged))
       } else {
         (SaveMode.Overwrite, writeParams - WriteOptions.ReplaceWhere + (WriteOptions.PartitionOverwriteMode -> "static"),
           StatementContext(Some(staged.kind.sql + asSelect), tableProperties, description, isManaged, replaceTable = true,
-          tableSchema = declared))
+          tableSchema = declared, clusterBy = clustering))
       }
     val root = new Path(path)
     val existedBefore = try log.fs.exists(root) catch { case NonFatal(_) => true }
@@ -142,6 +144,16 @@ private[spark] final class DeltalogTableCreation(
         s"Cannot register $tableName: PARTITIONED BY (${givenParts.mkString(", ")}) differs from the partitioning of " +
           s"the table at $path (${parts.mkString(", ")}). Leave PARTITIONED BY out.")
     }
+    clusterBy().foreach { given =>
+      val existing = io.deltalog.commands.ClusteredTable.logicalColumns(snapshot)
+      val specified = given.map(io.deltalog.commands.ClusteredTable.displayName)
+      if (specified.map(_.toLowerCase(Locale.ROOT)) != existing.map(_.toLowerCase(Locale.ROOT))) {
+        throw new InvalidWriteException("DELTA_CREATE_TABLE_WITH_DIFFERENT_CLUSTERING", tableName,
+          s"Cannot register $tableName: The specified clustering columns do not match the existing clustering " +
+            s"columns at $path. Specified: [${specified.mkString(", ")}]; existing: [${existing.mkString(", ")}]. " +
+            "Leave CLUSTER BY out, or change it with ALTER TABLE ... CLUSTER BY after registering.")
+      }
+    }
     val conf = snapshot.metadata.configuration
     userProperties(props).find { case (k, v) => !conf.get(k).contains(v) }.foreach { case (k, v) =>
       throw new InvalidWriteException("DELTA_CREATE_TABLE_WITH_DIFFERENT_PROPERTY", tableName,
@@ -175,8 +187,16 @@ private[spark] final class DeltalogTableCreation(
     catalog.sessionCatalog.createTable(entry, ignoreIfExists = false, validateLocation = false)
   }
 
-  /** Identity partition transforms as column names; other transforms are refused. */
-  private def partitionColumns(): Seq[String] = info.partitions().toSeq.map {
+  /** CLUSTER BY (Spark's `cluster_by` transform) as column paths, None without it. */
+  private def clusterBy(): Option[Seq[Seq[String]]] = info.partitions().toSeq.collectFirst {
+    case ClusterByTransform(cols) => cols.map(_.fieldNames().toSeq)
+  }
+
+  /** Identity partition transforms as column names; other transforms are refused (CLUSTER BY: [[clusterBy]]). */
+  private def partitionColumns(): Seq[String] = info.partitions().toSeq.filter {
+    case ClusterByTransform(_) => false
+    case _ => true
+  }.map {
     case t if t.name() == "identity" && t.references().length == 1 && t.references()(0).fieldNames().length == 1 =>
       t.references()(0).fieldNames()(0)
     case other => throw new InvalidWriteException("DELTA_UNSUPPORTED_PARTITION_TRANSFORM", tableName,
@@ -198,7 +218,8 @@ private[spark] object DeltalogTableCreation {
 
   private val ReservedProperties = Set(TableCatalog.PROP_PROVIDER, TableCatalog.PROP_LOCATION,
     TableCatalog.PROP_COMMENT, TableCatalog.PROP_OWNER, TableCatalog.PROP_EXTERNAL,
-    TableCatalog.PROP_IS_MANAGED_LOCATION, TableCatalog.PROP_COLLATION, TableCatalog.PROP_TABLE_TYPE, MarkerKey)
+    TableCatalog.PROP_IS_MANAGED_LOCATION, TableCatalog.PROP_COLLATION, TableCatalog.PROP_TABLE_TYPE, MarkerKey,
+    DeltalogTable.ClusteringColumnsProperty)
 
   /**
    * The table properties of a statement: TBLPROPERTIES (every key, as delta-spark keeps them in

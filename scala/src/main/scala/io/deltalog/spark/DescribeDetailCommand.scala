@@ -60,16 +60,6 @@ object DescribeDetailCommand {
     Map("numDeletionVectors" -> dvs, "numRowsDeletedByDeletionVectors" -> rows)
   }
 
-  /** Liquid clustering columns from the `delta.clustering` domain (dotted names), else none. */
-  private def clusteringColumns(snapshot: Snapshot): Seq[String] =
-    snapshot.domainMetadata.find(d => d.domain == "delta.clustering" && !d.removed).toSeq.flatMap { d =>
-      try {
-        val cols = Action.mapper.readTree(d.configuration).get("clusteringColumns")
-        if (cols == null || !cols.isArray) Nil
-        else (0 until cols.size()).map { i =>
-          val c = cols.get(i)
-          if (c.isArray) (0 until c.size()).map(j => c.get(j).asText()).mkString(".") else c.asText()
-        }
-      } catch { case NonFatal(_) => Nil }
-    }
+  /** Liquid clustering columns from the `delta.clustering` domain (logical dotted names), else none. */
+  private def clusteringColumns(snapshot: Snapshot): Seq[String] = io.deltalog.commands.ClusteredTable.logicalColumns(snapshot)
 }

@@ -10,7 +10,7 @@ import io.deltalog.spark.ColumnDefinitions._
 
 /**
  * `SHOW CREATE TABLE` of a deltalog table: a statement that re-creates the table's schema,
- * partitioning, comment, location (external tables) and properties, with the column clauses the
+ * partitioning, liquid clustering (`CLUSTER BY`), comment, location (external tables) and properties, with the column clauses the
  * log records — `NOT NULL`, `GENERATED ALWAYS AS (expr)`,
  * `GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY (START WITH s INCREMENT BY i)`, `DEFAULT`,
  * `COMMENT` — which Spark's generic statement drops. The protocol appears as delta-spark shows it
@@ -32,9 +32,17 @@ object ShowCreateTableCommand {
     val partitions = m.partitionColumns.map(c => QuotingUtils.quoteIfNeeded(
       schema.fieldNames.find(_.equalsIgnoreCase(c)).getOrElse(c)))
     val external = table.catalogTable.forall(_.tableType == org.apache.spark.sql.catalyst.catalog.CatalogTableType.EXTERNAL)
-    val props = (m.configuration ++ DeltalogTable.protocolProperties(snapshot.protocol)).toSeq.sortBy(_._1)
+    val clustering = io.deltalog.commands.ClusteredTable.domain(snapshot).toSeq
+      .flatMap(io.deltalog.commands.ClusteredTable.physicalColumns)
+      .map(p => io.deltalog.commands.ClusteredTable.logicalPath(io.deltalog.commands.ClusteredTable.schemaOf(m), p)
+        .map(QuotingUtils.quoteIfNeeded).mkString("."))
+    // CLUSTER BY enables the clustering feature (delta-spark refuses it among the properties)
+    val props = (m.configuration ++ DeltalogTable.protocolProperties(snapshot.protocol)).toSeq
+      .filterNot { case (k, _) => clustering.nonEmpty && k == io.deltalog.commands.ClusteredTable.FeatureProperty }
+      .sortBy(_._1)
     val sb = new StringBuilder(s"CREATE TABLE ${table.name()} (\n  $columns)\nUSING ${DeltalogTable.Provider}\n")
     if (partitions.nonEmpty) sb ++= s"PARTITIONED BY (${partitions.mkString(", ")})\n"
+    if (clustering.nonEmpty) sb ++= s"CLUSTER BY (${clustering.mkString(", ")})\n"
     m.description.foreach(d => sb ++= s"COMMENT ${literal(d)}\n")
     if (external) sb ++= s"LOCATION ${literal(table.path)}\n"
     if (props.nonEmpty) {

@@ -37,10 +37,20 @@ object Operation {
     Operation("WRITE", Map("mode" -> mode, "partitionBy" -> jsSeq(partitionBy)) ++
       predicate.map(p => "predicate" -> jsSeq(Seq(p))))
 
+  /** `CREATE TABLE`; `clusterBy` the liquid clustering columns (logical names; `[]` when none, as delta-spark). */
   def createTable(partitionBy: Seq[String] = Nil, properties: Map[String, String] = Map.empty,
-      isManaged: Boolean = false, description: Option[String] = None): Operation =
+      isManaged: Boolean = false, description: Option[String] = None, clusterBy: Seq[String] = Nil): Operation =
     Operation("CREATE TABLE", Map("isManaged" -> isManaged.toString, "partitionBy" -> jsSeq(partitionBy),
-      "properties" -> jsMap(properties)) ++ description.map("description" -> _), changesData = false)
+      "clusterBy" -> jsSeq(clusterBy), "properties" -> jsMap(properties)) ++ description.map("description" -> _),
+      changesData = false)
+
+  /**
+   * `CLUSTER BY` (ALTER TABLE … CLUSTER BY): the old and new clustering columns as delta-spark 4.4 logs
+   * them, logical names joined by commas (empty for none).
+   */
+  def clusterBy(oldColumns: Seq[String], newColumns: Seq[String]): Operation =
+    Operation("CLUSTER BY", Map("oldClusteringColumns" -> oldColumns.mkString(","),
+      "newClusteringColumns" -> newColumns.mkString(",")), changesData = false)
 
   def delete(predicates: Seq[String] = Nil): Operation =
     Operation("DELETE", Map("predicate" -> jsSeq(predicates)))
@@ -155,10 +165,15 @@ object Operation {
 
   /**
    * `OPTIMIZE` as delta-spark 4.4 logs it: `predicate` (the partition predicates' unresolved text),
-   * `zOrderBy` (the columns as written), `clusterBy` (`[]`: no liquid clustering) and `auto` (a JSON
-   * boolean, false for a user's OPTIMIZE).
+   * `zOrderBy` (the columns as written; `[]` when clustering), `clusterBy` (the clustering columns of a
+   * clustered table, `[]` otherwise), `auto` (a JSON boolean, false for a user's OPTIMIZE) and, only when
+   * clustering, `isFull` (a JSON boolean: `OPTIMIZE … FULL`).
    */
-  def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil, auto: Boolean = false): Operation =
-    Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates), "zOrderBy" -> jsSeq(zOrderBy),
-      "clusterBy" -> jsSeq(Nil), "auto" -> auto.toString), changesData = false, jsonValuedParameters = Set("auto"))
+  def optimize(predicates: Seq[String] = Nil, zOrderBy: Seq[String] = Nil, auto: Boolean = false,
+      clusterBy: Seq[String] = Nil, isFull: Boolean = false): Operation =
+    Operation("OPTIMIZE", Map("predicate" -> jsSeq(predicates),
+      "zOrderBy" -> jsSeq(if (clusterBy.isEmpty) zOrderBy else Nil),
+      "clusterBy" -> jsSeq(clusterBy), "auto" -> auto.toString) ++
+      (if (clusterBy.nonEmpty) Map("isFull" -> isFull.toString) else Map.empty),
+      changesData = false, jsonValuedParameters = Set("auto", "isFull"))
 }
