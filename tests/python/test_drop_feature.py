@@ -206,6 +206,34 @@ def test_in_commit_timestamp_and_domain_metadata_drops(spark, tmp_path):
     assert one(q, 1, "protocol") == {"minReaderVersion": 1, "minWriterVersion": 2}
 
 
+def test_domain_metadata_drop_removes_leaked_domains_as_delta_spark(spark, tmp_path, delta_spark):
+    """Domains left behind (here written by an application) are removed by one DOMAIN METADATA
+    CLEANUP commit before the downgrade, as delta-spark 4.4 does on its own copy."""
+    def leak(path: Path, v: int) -> None:
+        lines = [{"commitInfo": {"timestamp": 1, "operation": "MANUAL UPDATE", "operationParameters": {}}},
+                 {"domainMetadata": {"domain": "app.one", "configuration": "{}", "removed": False}},
+                 {"domainMetadata": {"domain": "app.two", "configuration": "{\"k\":1}", "removed": False}}]
+        (path / "_delta_log" / f"{v:020d}.json").write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    props = "TBLPROPERTIES ('delta.feature.domainMetadata'='supported')"
+    spark.sql(f"CREATE TABLE {sql_path(ours)} (id INT) USING deltalog {props}")
+    delta_spark.run(f"spark.sql(\"CREATE TABLE delta.`{theirs}` (id INT) USING delta {props}\")")
+    leak(ours, 1)
+    leak(theirs, 1)
+    spark.sql(f"ALTER TABLE {sql_path(ours)} DROP FEATURE domainMetadata")
+    delta_spark.run(f"spark.sql('ALTER TABLE delta.`{theirs}` DROP FEATURE domainMetadata')")
+    assert operations(ours) == operations(theirs) == ["CREATE TABLE", "MANUAL UPDATE", "DOMAIN METADATA CLEANUP",
+                                                      "DROP FEATURE"]
+    ci, tci = commit_info(ours, 2), commit_info(theirs, 2)
+    assert ci["operationParameters"] == tci["operationParameters"]
+    removed = sorted((a["domainMetadata"]["domain"], a["domainMetadata"]["removed"])
+                     for a in actions(ours, 2) if "domainMetadata" in a)
+    assert removed == [("app.one", True), ("app.two", True)]
+    assert one(ours, 3, "protocol") == one(theirs, 3, "protocol") == {"minReaderVersion": 1, "minWriterVersion": 2}
+    assert delta_spark.run(f"result = spark.read.format('delta').load('{ours}').count()") == 0
+
+
 def test_catalog_table(spark, tmp_path):
     name = "drop_feature_catalog_t"
     spark.sql(f"DROP TABLE IF EXISTS {name}")

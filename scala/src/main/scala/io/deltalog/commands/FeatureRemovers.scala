@@ -232,21 +232,28 @@ private[deltalog] object FeatureRemovers {
 
   // ------------------------------------------------------------------------------ domainMetadata
 
+  /**
+   * DROP FEATURE `domainMetadata` (only once no feature that needs it is supported, which the
+   * protocol rules check): as delta-spark 4.4, domains left in the table (leaked by features
+   * dropped earlier or written by applications) are removed by one `DOMAIN METADATA CLEANUP`
+   * commit before the downgrade.
+   */
   object DomainMetadataRemover extends FeatureRemover {
     def feature: TableFeature = TableFeature.DomainMetadata
 
     private def domains(s: Snapshot): Seq[DomainMetadata] = s.domainMetadata.filterNot(_.removed)
 
-    override def checkCanRemove(snapshot: Snapshot, table: String): Unit =
-      traces(snapshot).foreach { why =>
-        throw new TableFeatureException("DELTALOG_FEATURE_DROP_NEEDS_REWRITE",
-          s"Cannot drop domainMetadata from table $table: $why, and deltalog does not remove domains. Nothing was " +
-            "changed.")
-      }
-
     def traces(snapshot: Snapshot): Option[String] = {
       val ds = domains(snapshot)
-      if (ds.isEmpty) None else Some(s"the table has metadata domain(s) ${ds.map(_.domain).mkString(", ")}")
+      if (ds.isEmpty) None else Some(s"the table has metadata domain(s) ${ds.map(_.domain).sorted.mkString(", ")}")
+    }
+
+    override def preDowngrade(log: DeltaLog, table: String): Boolean = {
+      val txn = OptimisticTransaction.start(log)
+      val removed = domains(txn.snapshot).map(_.copy(removed = true))
+      if (removed.isEmpty) return false
+      txn.commit(removed, Operation.domainMetadataCleanup(removed.size))
+      true
     }
   }
 }

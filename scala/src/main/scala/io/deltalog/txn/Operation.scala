@@ -102,6 +102,11 @@ object Operation {
     Operation("DROP FEATURE", Map("featureName" -> featureName, "truncateHistory" -> truncateHistory.toString),
       changesData = false, jsonValuedParameters = Set("truncateHistory"))
 
+  /** DROP FEATURE domainMetadata: every domain left removed (delta-spark 4.4's `DOMAIN METADATA CLEANUP`; the count a JSON number). */
+  def domainMetadataCleanup(removedCount: Int): Operation =
+    Operation("DOMAIN METADATA CLEANUP", Map("domainMetadataRemovedCount" -> removedCount.toString),
+      changesData = false, jsonValuedParameters = Set("domainMetadataRemovedCount"))
+
   /** A commit with no actions but its commitInfo (DROP FEATURE's barrier commits). */
   def emptyCommit: Operation = Operation("Empty Commit", changesData = false)
 
