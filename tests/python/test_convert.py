@@ -367,3 +367,24 @@ def test_python_api_takes_a_struct_type_and_the_table_is_writable(spark, tmp_pat
     assert kinds(commit(t, 0), "metaData")[0]["partitionColumns"] == ["p"]
     with pytest.raises(TypeError):
         DeltaTable.convertToDelta(spark, f"parquet.`{t}`", 42)
+
+
+def test_cli_convert(spark, tmp_path):
+    import io
+
+    from deltalog.cli import main
+    t = tmp_path / "t"
+    write_parquet(spark, t, "SELECT id, CAST(id % 2 AS INT) AS p FROM range(8)", partition_by=("p",), files=1)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["convert", str(t), "--partition-by", "p INT"], out=out, err=err) == 0
+    nfiles = len(list(t.glob("p=*/*.parquet")))
+    assert out.getvalue().startswith(f"converted {t}: version 0, {nfiles} files") and "partitioned by p" in out.getvalue()
+    assert commit_info(commit(t, 0))["operation"] == "CONVERT"
+    out = io.StringIO()
+    assert main(["convert", str(t)], out=out, err=err) == 0 and "already is a Delta table" in out.getvalue()
+    other = tmp_path / "other"
+    write_parquet(spark, other, "SELECT id, CAST(id % 2 AS INT) AS p FROM range(8)", partition_by=("p",), files=1)
+    err = io.StringIO()
+    assert main(["convert", str(other)], out=io.StringIO(), err=err) == 1
+    assert "DELTA_UNEXPECTED_NUM_PARTITION_COLUMNS_FROM_FILE_NAME" in err.getvalue()
+    assert not (other / "_delta_log").exists()

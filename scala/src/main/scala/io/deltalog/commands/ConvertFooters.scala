@@ -6,6 +6,8 @@ import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.parquet.{HadoopReadOptions, ParquetReadOptions}
+import org.apache.parquet.format.converter.ParquetMetadataConverter
 import org.apache.parquet.hadoop.{Footer, ParquetFileReader}
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
@@ -64,11 +66,14 @@ private[commands] object ConvertFooters {
   /** The footers of `batch` (index, location, size, modification time), a few at a time. */
   private def readAll(batch: Vector[(Int, String, Long, Long)], conf: Configuration): (Array[StructType], Array[Outcome]) = {
     val converter = new ParquetToSparkSchemaConverter(conf)
+    // Built once: ParquetFileReader.open(InputFile) would build read options from a new Configuration
+    // (parsing the default resources) for every file.
+    val options = HadoopReadOptions.builder(conf).withMetadataFilter(ParquetMetadataConverter.NO_FILTER).build()
     val pool = Executors.newFixedThreadPool(math.max(1, math.min(ThreadsPerTask, batch.size)))
     val read = try {
       batch.map { case (i, location, size, mtime) =>
         pool.submit(new Callable[(Int, Either[String, (StructType, FooterSummary)])] {
-          def call() = (i, readOne(location, size, mtime, conf, converter))
+          def call() = (i, readOne(location, size, mtime, conf, options, converter))
         })
       }.map(_.get())
     } finally {
@@ -84,13 +89,14 @@ private[commands] object ConvertFooters {
     (schemas.keys.toArray, outcomes.toArray)
   }
 
-  private def readOne(location: String, size: Long, mtime: Long, conf: Configuration,
+  private def readOne(location: String, size: Long, mtime: Long, conf: Configuration, options: ParquetReadOptions,
       converter: ParquetToSparkSchemaConverter): Either[String, (StructType, FooterSummary)] =
     try {
       val path = new Path(location)
       val status = new FileStatus(size, false, 1, 0L, mtime, path)
-      val reader = ParquetFileReader.open(HadoopInputFile.fromStatus(status, conf))
-      val footer = try reader.getFooter finally reader.close()
+      val file = HadoopInputFile.fromStatus(status, conf)
+      val in = file.newStream()
+      val footer = try ParquetFileReader.readFooter(file, options, in) finally in.close()
       val schema = ParquetFileFormat.readSchemaFromFooter(new Footer(path, footer), converter)
       Right((schema, FooterStats.summarize(footer, schema)))
     } catch {
