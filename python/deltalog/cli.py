@@ -1,4 +1,4 @@
-"""The ``deltalog`` command line (no JVM needed, except for ``vacuum`` and ``optimize``).
+"""The ``deltalog`` command line (no JVM needed, except for ``vacuum``, ``optimize`` and ``convert``).
 
 ::
 
@@ -14,6 +14,8 @@
     deltalog vacuum PATH [--dry-run] [--retain-hours N] [--lite] [--json]
                                                 # VACUUM through the engine (starts a local Spark driver)
     deltalog optimize PATH [--where PRED] [--zorder-by c1,c2]   # OPTIMIZE (local Spark; summary table)
+    deltalog convert PATH [--partition-by "p INT, q STRING"] [--no-statistics]
+                                                # CONVERT TO DELTALOG: a Parquet directory becomes a table
     deltalog cache info                         # the driver class-data cache: directory, archives, size
     deltalog cache clear                        # delete its archives and notes
 
@@ -91,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("path", metavar="PATH", help="table root (local path or file: URI)")
     o.add_argument("--where", metavar="PRED", help="only partitions matching PRED (a SQL predicate on partition columns)")
     o.add_argument("--zorder-by", metavar="COLS", help="comma-separated data columns to Z-order by")
+    cv = sub.add_parser("convert", help="make a directory of Parquet files a Delta table in place (CONVERT TO DELTALOG; "
+                                        "needs Spark)")
+    cv.add_argument("path", metavar="PATH", help="the Parquet directory (local path or Hadoop URI)")
+    cv.add_argument("--partition-by", metavar="SCHEMA",
+                    help="the partition columns of its col=value directories, in order, as DDL: 'p INT, q STRING'")
+    cv.add_argument("--no-statistics", action="store_true", help="add the files without statistics (NO STATISTICS)")
     c = sub.add_parser("cache", help="show or clear the driver's class-data cache",
                        description="The class-data archives configure_spark_with_deltalog records for the Spark "
                                    "driver JVM (DELTALOG_CLASS_DATA_DIR, default ~/.cache/deltalog/class-data).")
@@ -316,6 +324,41 @@ def _optimize_command(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _convert_command(args: argparse.Namespace, out: TextIO) -> int:
+    import os
+
+    from pyspark.sql import SparkSession
+
+    root = args.path[len("file:"):] if args.path.startswith("file:") else args.path
+    if "://" not in args.path and not os.path.isdir(root):
+        raise ValueError(f"{args.path} is not a directory")
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        from deltalog import configure_spark_with_deltalog
+        spark = configure_spark_with_deltalog(
+            SparkSession.builder.master("local[*]").appName("deltalog convert")
+            .config("spark.ui.showConsoleProgress", "true")).getOrCreate()
+    path = args.path.replace("`", "``")
+    sql = f"CONVERT TO DELTALOG parquet.`{path}`"
+    if args.no_statistics:
+        sql += " NO STATISTICS"
+    if args.partition_by:
+        sql += f" PARTITIONED BY ({args.partition_by})"
+    before = os.path.isdir(os.path.join(root, "_delta_log")) and any(
+        n.endswith(".json") for n in os.listdir(os.path.join(root, "_delta_log")))
+    spark.sql(sql).collect()
+    from deltalog.tables import DeltaTable
+    table = DeltaTable.forPath(spark, args.path)
+    if before:
+        out.write(f"{args.path} already is a Delta table (version {table.version()}): nothing converted\n")
+        return 0
+    snap = table.snapshot()
+    parts = snap.metadata.partitionColumns
+    out.write(f"converted {args.path}: version {snap.version}, {snap.numFiles} files, {snap.sizeInBytes} bytes"
+              + (f", partitioned by {', '.join(parts)}" if parts else "") + "\n")
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
     """Run the command line; returns the exit status."""
     out = out or sys.stdout
@@ -334,12 +377,14 @@ def main(argv: Optional[Sequence[str]] = None, out: Optional[TextIO] = None, err
             return _cache_command(args, out)
         if args.command == "optimize":
             return _optimize_command(args, out)
+        if args.command == "convert":
+            return _convert_command(args, out)
     except DeltalogError as e:
-        text = " ".join(str(e).split()) if args.command == "optimize" else str(e)
+        text = " ".join(str(e).split()) if args.command in ("optimize", "convert") else str(e)
         err.write(f"deltalog: error: {text}\n")
         return 1
     except Exception as e:  # Spark's own errors (e.g. a WHERE that does not parse): one line
-        if args.command != "optimize":
+        if args.command not in ("optimize", "convert"):
             raise
         err.write(f"deltalog: error: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}\n")
         return 1

@@ -173,6 +173,38 @@ class DeltaTable:
         table._name = ".".join(p for p in parts if p) or tableOrViewName
         return table
 
+    @classmethod
+    def convertToDelta(cls, sparkSession: Any, identifier: str,
+                       partitionSchema: Optional[Union[str, Any]] = None) -> "DeltaTable":
+        """Make a directory of Parquet files a Delta table in place (one commit adding every file,
+        with statistics from the Parquet footers), as delta-spark's ``convertToDelta``::
+
+            DeltaTable.convertToDelta(spark, "parquet.`/data/events`")
+            DeltaTable.convertToDelta(spark, "parquet.`/data/events`", "day DATE, country STRING")
+
+        ``partitionSchema`` (a DDL string or a ``StructType``) names the ``col=value`` directory
+        levels, in order; every file must sit under directories of exactly those columns. Returns the
+        table. A directory that already is a Delta table is left as it is (no commit), as delta-spark
+        does. Refusals raise ``InvalidWriteError`` with delta-spark's error classes, naming the file:
+        ``DELTA_UNEXPECTED_NUM_PARTITION_COLUMNS_FROM_FILE_NAME`` / ``..._PARTITION_COLUMN_FROM_FILE_NAME``
+        / ``DELTA_FAILED_CAST_PARTITION_VALUE`` (directories that do not match ``partitionSchema``),
+        ``DELTA_FAILED_MERGE_SCHEMA_FILE`` (incompatible file schemas), ``DELTA_FAILED_READ_FILE_FOOTER``
+        (a file that is not Parquet), ``DELTA_EMPTY_DIRECTORY``; nothing is written then."""
+        if not isinstance(identifier, str) or not identifier.strip():
+            raise ValueError(f"identifier must be a string such as \"parquet.`/path`\", got {identifier!r}")
+        schema: Optional[str] = None
+        if partitionSchema is not None:
+            if isinstance(partitionSchema, str):
+                schema = partitionSchema
+            elif hasattr(partitionSchema, "json") and hasattr(partitionSchema, "fields"):
+                schema = partitionSchema.json()
+            else:
+                raise TypeError("partitionSchema must be a DDL string ('p INT, q STRING') or a StructType, "
+                                f"got {type(partitionSchema).__name__}")
+        api = api_class(sparkSession, "ConvertApi")
+        path = _call(api.convertToDelta, sparkSession._jsparkSession, identifier, schema)
+        return cls.forPath(sparkSession, path)
+
     @staticmethod
     def clearCache(spark: Any) -> None:
         """Forget every cached table state in the driver (the next open re-reads the log)."""

@@ -50,6 +50,8 @@ private[commands] abstract class LeafAcc(name: String, ordinal: Int, val dataTyp
   /** False once a value makes the bounds unusable (NaN). */
   var boundsValid = true
   var hasValue = false
+  /** False when the null count is not known (statistics taken from a file footer that lacks it). */
+  def nullCountKnown: Boolean = true
   override def addNull(): Unit = nullCount += 1
   override final def update(row: InternalRow): Unit =
     if (row.isNullAt(ordinal)) nullCount += 1 else { value(row); hasValue = true }

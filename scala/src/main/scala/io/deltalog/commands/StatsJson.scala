@@ -20,7 +20,8 @@ import org.apache.spark.sql.types._
  *  - strings: min = the first `prefixLength` characters (never splitting a surrogate pair), max =
  *    a prefix plus a tie-breaker (U+007F or U+10FFFF) that keeps it above every truncated value,
  *    or no max at all when no such prefix fits in twice the length;
- *  - a struct appears in minValues / maxValues only when one of its leaves has a bound.
+ *  - a struct appears in minValues / maxValues only when one of its leaves has a bound, in
+ *    nullCount only when one of its leaves has a known null count (always, for written files).
  */
 private[commands] object StatsJson {
   private val factory = new JsonFactory()
@@ -39,7 +40,7 @@ private[commands] object StatsJson {
       g.writeFieldName("minValues"); writeBounds(g, roots, isMin = true, prefixLength)
       g.writeFieldName("maxValues"); writeBounds(g, roots, isMin = false, prefixLength)
     }
-    if (roots.nonEmpty) { g.writeFieldName("nullCount"); writeNullCounts(g, roots) }
+    if (roots.exists(hasNullCount)) { g.writeFieldName("nullCount"); writeNullCounts(g, roots) }
     g.writeBooleanField("tightBounds", true)
     g.writeEndObject()
     g.close()
@@ -51,11 +52,18 @@ private[commands] object StatsJson {
     case l: LeafAcc => l.bounds.isDefined
   }
 
+  private def hasNullCount(a: Acc): Boolean = a match {
+    case s: StructAcc => s.children.exists(hasNullCount)
+    case l: LeafAcc => l.nullCountKnown
+  }
+
+  /** The null counts that are known (a struct only when one of its leaves has one). */
   private def writeNullCounts(g: JsonGenerator, accs: Seq[Acc]): Unit = {
     g.writeStartObject()
     accs.foreach {
-      case s: StructAcc => g.writeFieldName(s.name); writeNullCounts(g, s.children.toSeq)
-      case l: LeafAcc => g.writeNumberField(l.name, l.nullCount)
+      case s: StructAcc =>
+        if (s.children.exists(hasNullCount)) { g.writeFieldName(s.name); writeNullCounts(g, s.children.toSeq) }
+      case l: LeafAcc => if (l.nullCountKnown) g.writeNumberField(l.name, l.nullCount)
     }
     g.writeEndObject()
   }

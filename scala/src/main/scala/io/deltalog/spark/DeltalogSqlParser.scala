@@ -19,7 +19,8 @@ import io.deltalog.protocol.{Protocol, TableFeature}
  * [LIMIT n]`, `DESC[RIBE] DETAIL <table>` and `ALTER TABLE <table> DROP FEATURE <name> [TRUNCATE
  * HISTORY]` ([[DropFeatureCommand]]), `REORG TABLE <table> [WHERE <partition predicate>] APPLY (PURGE)`
  * ([[ReorgTableCommand]]), `RESTORE [TABLE] <table> [TO] VERSION|TIMESTAMP AS OF ...` ([[RestoreTableCommand]]), `VACUUM <table> [LITE | FULL] [RETAIN n HOURS] [DRY RUN]` ([[VacuumTableCommand]]),
- * `OPTIMIZE <table> [FULL] [WHERE <partition predicate>] [ZORDER BY (c, …)]` ([[OptimizeTableCommand]]) and hands every other statement (and every other
+ * `OPTIMIZE <table> [FULL] [WHERE <partition predicate>] [ZORDER BY (c, …)]` ([[OptimizeTableCommand]]),
+ * `CONVERT TO DELTALOG|DELTA parquet.`/path` [NO STATISTICS] [PARTITIONED BY (col type, …)]` ([[ConvertTableCommand]]) and hands every other statement (and every other
  * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
@@ -93,6 +94,9 @@ object DeltalogSqlParser {
   private def zOrderColumns(list: String): Seq[String] =
     list.split(",(?=(?:[^`]*`[^`]*`)*[^`]*$)").toSeq.map(_.trim).filter(_.nonEmpty).map(featureName)
 
+  private val Convert =
+    """(?is)^\s*convert\s+to\s+(?:deltalog|delta)\s+(.+?)(\s+no\s+statistics)?(?:\s+partitioned\s+by\s*\((.*)\))?\s*;?\s*$""".r
+
   /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL, DROP FEATURE, REORG … APPLY (PURGE)), or None for any other statement. */
   def parse(sqlText: String, delegate: ParserInterface): Option[LogicalPlan] = sqlText match {
     case Protocol(target) =>
@@ -115,6 +119,8 @@ object DeltalogSqlParser {
     case Optimize(target, full, where, zList, zOne) =>
       Some(OptimizeTableCommand(TableTarget.parse(target, delegate), Option(where),
         Option(zList).orElse(Option(zOne)).map(zOrderColumns).getOrElse(Nil), full != null))
+    case Convert(target, noStats, partitionList) =>
+      Some(ConvertTableCommand(target, Option(partitionList).map(delegate.parseTableSchema), noStats == null))
     case _ => None
   }
 }

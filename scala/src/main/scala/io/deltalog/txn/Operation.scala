@@ -169,6 +169,18 @@ object Operation {
       }.getOrElse(Map.empty), changesData = false)
 
   /**
+   * `CONVERT` as delta-spark 4.4 logs it: `numFiles` (a JSON number), `partitionedBy` (the partition
+   * columns), `collectStats` (a JSON boolean: false for NO STATISTICS) and `sourceFormat` (`parquet`);
+   * metric `numConvertedFiles`.
+   */
+  def convert(numFiles: Long, partitionedBy: Seq[String], collectStats: Boolean,
+      sourceFormat: String = "parquet"): Operation =
+    Operation("CONVERT", scala.collection.immutable.ListMap("numFiles" -> numFiles.toString,
+      "partitionedBy" -> jsSeq(partitionedBy), "collectStats" -> collectStats.toString, "sourceFormat" -> sourceFormat),
+      metrics = Map("numConvertedFiles" -> numFiles.toString),
+      jsonValuedParameters = Set("numFiles", "collectStats"))
+
+  /**
    * `OPTIMIZE` as delta-spark 4.4 logs it: `predicate` (the partition predicates' unresolved text),
    * `zOrderBy` (the columns as written; `[]` when clustering), `clusterBy` (the clustering columns of a
    * clustered table, `[]` otherwise), `auto` (a JSON boolean, false for a user's OPTIMIZE) and, only when
