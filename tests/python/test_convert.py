@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from test_connector_write import session_conf
 from test_dml_delete import commit, commit_info, kinds, srt, version_of
 
 import deltalog.exceptions as dx
@@ -39,15 +40,13 @@ SELECT = ("SELECT id, CAST(id AS INT) AS i, concat('s', lpad(CAST(id AS STRING),
 # ------------------------------------------------------------------------------------------ helpers
 def write_parquet(spark, path: Path, sql: str, partition_by=(), files: int = 3) -> None:
     """Plain Spark Parquet (INT64 microsecond timestamps, so their footers carry min/max)."""
-    prev = spark.conf.get("spark.sql.parquet.outputTimestampType")
-    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-    try:
+    # set for the write only, then unset (not set back to the default value: an explicit
+    # outputTimestampType is a user's choice that deltalog's own writes honour)
+    with session_conf(spark, "spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"):
         w = spark.sql(sql).repartition(files).write.mode("overwrite")
         if partition_by:
             w = w.partitionBy(*partition_by)
         w.parquet(str(path))
-    finally:
-        spark.conf.set("spark.sql.parquet.outputTimestampType", prev)
 
 
 def parquet_rows(spark, path: Path, columns) -> list:
