@@ -450,6 +450,22 @@ class DeltaTable:
         api = api_class(self._spark, "RestoreApi")
         return DataFrame(_call(api.restoreToTimestamp, self._spark._jsparkSession, self._path, text), self._spark)
 
+    # ------------------------------------------------------------------ generate
+    def generate(self, mode: str) -> None:
+        """Generate the manifest ``mode`` names for this table, as delta-spark's ``generate`` and
+        ``GENERATE symlink_format_manifest FOR TABLE t``: ``symlink_format_manifest`` (the one mode, any
+        case) writes ``_symlink_format_manifest/[<col=value/…>/]manifest`` listing the absolute paths of the
+        live data files (per partition), for Presto / Athena / Hive, and deletes the manifests of
+        partitions without files. Refused (``DeltalogError``) on tables with column mapping
+        (``DELTA_UNSUPPORTED_MANIFEST_GENERATION_WITH_COLUMN_MAPPING``) or live deletion vectors
+        (``DELTA_UNSUPPORTED_GENERATE_WITH_DELETION_VECTORS``), and for another mode
+        (``DELTA_MODE_NOT_SUPPORTED``). With ``delta.compatibility.symlinkFormatManifest.enabled = true``
+        every commit keeps the manifests of the partitions it touches up to date."""
+        if not isinstance(mode, str):
+            raise ValueError(f"mode needs to be a string but got '{type(mode)}'.")
+        _call(api_class(self._spark, "GenerateApi").generate, self._spark._jsparkSession, self._path, self._name,
+              mode)
+
     # ------------------------------------------------------------------ clone
     def clone(self, target: str, isShallow: bool = False, replace: bool = False,
               properties: Optional[Dict[str, str]] = None) -> "DeltaTable":

@@ -20,7 +20,8 @@ import io.deltalog.protocol.{Protocol, TableFeature}
  * HISTORY]` ([[DropFeatureCommand]]), `REORG TABLE <table> [WHERE <partition predicate>] APPLY (PURGE)`
  * ([[ReorgTableCommand]]), `RESTORE [TABLE] <table> [TO] VERSION|TIMESTAMP AS OF ...` ([[RestoreTableCommand]]), `VACUUM <table> [LITE | FULL] [RETAIN n HOURS] [DRY RUN]` ([[VacuumTableCommand]]),
  * `OPTIMIZE <table> [WHERE <partition predicate>] [ZORDER BY (c, …)]` ([[OptimizeTableCommand]]),
- * `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] <t> [SHALLOW | DEEP] CLONE <s> …` ([[CloneTableCommand]]) and hands every other statement (and every other
+ * `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] <t> [SHALLOW | DEEP] CLONE <s> …` ([[CloneTableCommand]]),
+ * `GENERATE symlink_format_manifest FOR TABLE <t>` ([[GenerateTableCommand]]) and hands every other statement (and every other
  * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
@@ -94,6 +95,8 @@ object DeltalogSqlParser {
   private def zOrderColumns(list: String): Seq[String] =
     list.split(",(?=(?:[^`]*`[^`]*`)*[^`]*$)").toSeq.map(_.trim).filter(_.nonEmpty).map(featureName)
 
+  private val Generate = """(?is)^\s*generate\s+(\S+)\s+for\s+table\s+(.+?)\s*;?\s*$""".r
+
   /** A table name or path as one token: no blanks outside back quotes or quotes. */
   private val TableToken = """((?:`(?:[^`]|``)*`|'[^']*'|"[^"]*"|[^\s`'"();])+)"""
   private val Clone =
@@ -152,6 +155,7 @@ object DeltalogSqlParser {
     case RestoreVersion(target, v) => Some(RestoreTableCommand(TableTarget.parse(target, delegate), Some(v.toLong), None))
     case RestoreTimestamp(target, ts) =>
       Some(RestoreTableCommand(TableTarget.parse(target, delegate), None, Some(delegate.parseExpression(ts))))
+    case Generate(mode, target) => Some(GenerateTableCommand(TableTarget.parse(target, delegate), featureName(mode)))
     case Clone(header, ifNotExists, target, kind, source, version, timestamp, props, location) =>
       Some(clone(header, ifNotExists, target, kind, source, version, timestamp, props, location, delegate))
     case Optimize(target, where, zList, zOne) =>
