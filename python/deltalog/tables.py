@@ -482,6 +482,77 @@ class DeltaTable:
         api = api_class(self._spark, "RestoreApi")
         return DataFrame(_call(api.restoreToTimestamp, self._spark._jsparkSession, self._path, text), self._spark)
 
+    # ------------------------------------------------------------------ generate
+    def generate(self, mode: str) -> None:
+        """Generate the manifest ``mode`` names for this table, as delta-spark's ``generate`` and
+        ``GENERATE symlink_format_manifest FOR TABLE t``: ``symlink_format_manifest`` (the one mode, any
+        case) writes ``_symlink_format_manifest/[<col=value/…>/]manifest`` listing the absolute paths of the
+        live data files (per partition), for Presto / Athena / Hive, and deletes the manifests of
+        partitions without files. Refused (``DeltalogError``) on tables with column mapping
+        (``DELTA_UNSUPPORTED_MANIFEST_GENERATION_WITH_COLUMN_MAPPING``) or live deletion vectors
+        (``DELTA_UNSUPPORTED_GENERATE_WITH_DELETION_VECTORS``), and for another mode
+        (``DELTA_MODE_NOT_SUPPORTED``). With ``delta.compatibility.symlinkFormatManifest.enabled = true``
+        every commit keeps the manifests of the partitions it touches up to date."""
+        if not isinstance(mode, str):
+            raise ValueError(f"mode needs to be a string but got '{type(mode)}'.")
+        _call(api_class(self._spark, "GenerateApi").generate, self._spark._jsparkSession, self._path, self._name,
+              mode)
+
+    # ------------------------------------------------------------------ clone
+    def clone(self, target: str, isShallow: bool = False, replace: bool = False,
+              properties: Optional[Dict[str, str]] = None) -> "DeltaTable":
+        """Clone this table's latest version to ``target`` (an absolute path, else a table name), as
+        delta-spark's ``DeltaTable.clone`` and ``CREATE [OR REPLACE] TABLE target [SHALLOW | DEEP] CLONE``:
+        the target's first commit (operation ``CLONE``) holds the source's schema, partitioning,
+        properties (``properties`` over them), protocol and live files. A deep clone (the default)
+        copies the data and deletion-vector files into the target first; a shallow clone names the
+        source's files by absolute path (VACUUM on the source can then break the clone). ``replace``
+        replaces an existing target table in a new version (else an existing table is refused with
+        ``DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION`` / ``DELTA_TABLE_ALREADY_EXISTS``). Returns the
+        target as a ``DeltaTable``::
+
+            DeltaTable.forPath(spark, "/data/events").clone("/backup/events", isShallow=False)
+        """
+        return self._clone(target, isShallow, replace, properties, -1, None)
+
+    def cloneAtVersion(self, version: int, target: str, isShallow: bool = False, replace: bool = False,
+                       properties: Optional[Dict[str, str]] = None) -> "DeltaTable":
+        """:meth:`clone` of the table at ``version`` (its files and metadata then)."""
+        if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+            raise ValueError(f"version needs to be a non-negative int but got {version!r}")
+        return self._clone(target, isShallow, replace, properties, int(version), None)
+
+    def cloneAtTimestamp(self, timestamp: str, target: str, isShallow: bool = False, replace: bool = False,
+                         properties: Optional[Dict[str, str]] = None) -> "DeltaTable":
+        """:meth:`clone` of the version current at ``timestamp`` (``yyyy-MM-dd[ HH:mm:ss]``, the session
+        time zone, as delta-spark reads it)."""
+        if not isinstance(timestamp, str):
+            raise ValueError(f"timestamp needs to be a string but got {type(timestamp).__name__}")
+        return self._clone(target, isShallow, replace, properties, -1, timestamp)
+
+    def _clone(self, target: str, isShallow: bool, replace: bool, properties: Optional[Dict[str, str]],
+               version: int, timestamp: Optional[str]) -> "DeltaTable":
+        # delta-spark's argument checks (ValueError) and messages
+        if not isinstance(target, str):
+            raise ValueError(f"target needs to be a string but got '{type(target)}'.")
+        for value, name in ((isShallow, "isShallow"), (replace, "replace")):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} needs to be a boolean but got '{type(value)}'.")
+        if properties is not None:
+            if not isinstance(properties, dict):
+                raise ValueError(f"properties needs to be a dict but got '{type(properties)}'.")
+            for k, v in properties.items():
+                if not isinstance(k, str) or not isinstance(v, str):
+                    raise ValueError(f"All property keys and values need to be strings but got {k!r}: {v!r}.")
+        if self._pinned and version < 0 and timestamp is None:
+            version = self.version()  # opened with version= / timestamp=: that version is cloned
+        api = api_class(self._spark, "CloneApi")
+        _call(api.clone, self._spark._jsparkSession, self._path, self._name, int(version), timestamp, target,
+              bool(isShallow), bool(replace), dict(properties or {}))
+        if os.path.isabs(target) or "://" in target or target.startswith("file:"):
+            return DeltaTable.forPath(self._spark, target)
+        return DeltaTable.forName(self._spark, target)
+
     # ------------------------------------------------------------------ history and detail
     def history(self, limit: Optional[int] = None) -> Any:
         """The table's commits, newest first, as a DataFrame with delta-spark's ``DESCRIBE HISTORY``

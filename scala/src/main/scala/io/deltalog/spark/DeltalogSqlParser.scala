@@ -20,7 +20,9 @@ import io.deltalog.protocol.{Protocol, TableFeature}
  * HISTORY]` ([[DropFeatureCommand]]), `REORG TABLE <table> [WHERE <partition predicate>] APPLY (PURGE)`
  * ([[ReorgTableCommand]]), `RESTORE [TABLE] <table> [TO] VERSION|TIMESTAMP AS OF ...` ([[RestoreTableCommand]]), `VACUUM <table> [LITE | FULL] [RETAIN n HOURS] [DRY RUN]` ([[VacuumTableCommand]]),
  * `OPTIMIZE <table> [FULL] [WHERE <partition predicate>] [ZORDER BY (c, …)]` ([[OptimizeTableCommand]]),
- * `CONVERT TO DELTALOG|DELTA parquet.`/path` [NO STATISTICS] [PARTITIONED BY (col type, …)]` ([[ConvertTableCommand]]) and hands every other statement (and every other
+ * `CONVERT TO DELTALOG|DELTA parquet.`/path` [NO STATISTICS] [PARTITIONED BY (col type, …)]` ([[ConvertTableCommand]]),
+ * `CREATE [OR REPLACE] TABLE [IF NOT EXISTS] <t> [SHALLOW | DEEP] CLONE <s> …` ([[CloneTableCommand]]),
+ * `GENERATE symlink_format_manifest FOR TABLE <t>` ([[GenerateTableCommand]]) and hands every other statement (and every other
  * parser entry point) to Spark's parser unchanged.
  *
  * `<table>` is a quoted path (`'/data/events'`), a path table (`delta.`/data/events``,
@@ -97,6 +99,47 @@ object DeltalogSqlParser {
   private val Convert =
     """(?is)^\s*convert\s+to\s+(?:deltalog|delta)\s+(.+?)(\s+no\s+statistics)?(?:\s+partitioned\s+by\s*\((.*)\))?\s*;?\s*$""".r
 
+  private val Generate = """(?is)^\s*generate\s+(\S+)\s+for\s+table\s+(.+?)\s*;?\s*$""".r
+
+  /** A table name or path as one token: no blanks outside back quotes or quotes. */
+  private val TableToken = """((?:`(?:[^`]|``)*`|'[^']*'|"[^"]*"|[^\s`'"();])+)"""
+  private val Clone =
+    ("""(?is)^\s*(create\s+or\s+replace|create|replace)\s+table\s+(if\s+not\s+exists\s+)?""" + TableToken +
+      """\s+(?:(shallow|deep)\s+)?clone\s+""" + TableToken +
+      """(?:\s+(?:version|system_version)\s+as\s+of\s+(\d+)|\s+(?:timestamp|system_time)\s+as\s+of\s+(.+?))?""" +
+      """(?:\s+tblproperties\s*\((.*?)\))?(?:\s+location\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"))?\s*;?\s*$""").r
+  private val Property =
+    """\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([\w.\-]+))\s*=?\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([^,\s]+))\s*(?:,|$)""".r
+
+  /** `TBLPROPERTIES (k = v, …)`'s entries (keys and values quoted or bare). */
+  private def properties(list: String): Map[String, String] = {
+    val entries = Property.findAllMatchIn(list).toSeq
+    val covered = entries.map(_.matched.length).sum
+    if (covered != list.length && list.trim.nonEmpty) {
+      throw new DeltalogException("PARSE_SYNTAX_ERROR", s"Cannot read the TBLPROPERTIES list ($list) of CLONE: write " +
+        "them as 'key' = 'value' pairs separated by commas.")
+    }
+    def first(m: scala.util.matching.Regex.Match, groups: Int*): String =
+      groups.map(m.group).find(_ != null).map(StringContext.processEscapes).get
+    entries.map(m => first(m, 1, 2, 3) -> first(m, 4, 5, 6)).toMap
+  }
+
+  private def clone(header: String, ifNotExists: String, target: String, kind: String, source: String,
+      version: String, timestamp: String, props: String, location: String, delegate: ParserInterface): LogicalPlan = {
+    val h = header.toLowerCase(Locale.ROOT).split("\\s+").mkString(" ")
+    val create = h.startsWith("create")
+    val replace = h.endsWith("replace")
+    if (replace && ifNotExists != null) {
+      throw new DeltalogException("DELTA_PARSING_MUTUALLY_EXCLUSIVE_CLAUSES",
+        "IF NOT EXISTS cannot be used together with REPLACE (CLONE).")
+    }
+    CloneTableCommand(TableTarget.parse(target, delegate), TableTarget.parse(source, delegate),
+      isShallow = kind != null && kind.equalsIgnoreCase("shallow"), create = create, replace = replace,
+      ifNotExists = ifNotExists != null, version = Option(version).map(_.toLong),
+      timestamp = Option(timestamp).map(delegate.parseExpression), properties = Option(props).map(properties)
+        .getOrElse(Map.empty), location = Option(location).map(l => StringContext.processEscapes(l.substring(1, l.length - 1))))
+  }
+
   /** deltalog's command for `sqlText` (DESCRIBE PROTOCOL / HISTORY / DETAIL, DROP FEATURE, REORG … APPLY (PURGE)), or None for any other statement. */
   def parse(sqlText: String, delegate: ParserInterface): Option[LogicalPlan] = sqlText match {
     case Protocol(target) =>
@@ -116,6 +159,9 @@ object DeltalogSqlParser {
     case RestoreVersion(target, v) => Some(RestoreTableCommand(TableTarget.parse(target, delegate), Some(v.toLong), None))
     case RestoreTimestamp(target, ts) =>
       Some(RestoreTableCommand(TableTarget.parse(target, delegate), None, Some(delegate.parseExpression(ts))))
+    case Generate(mode, target) => Some(GenerateTableCommand(TableTarget.parse(target, delegate), featureName(mode)))
+    case Clone(header, ifNotExists, target, kind, source, version, timestamp, props, location) =>
+      Some(clone(header, ifNotExists, target, kind, source, version, timestamp, props, location, delegate))
     case Optimize(target, full, where, zList, zOne) =>
       Some(OptimizeTableCommand(TableTarget.parse(target, delegate), Option(where),
         Option(zList).orElse(Option(zOne)).map(zOrderColumns).getOrElse(Nil), full != null))

@@ -130,6 +130,15 @@ object Operation {
       "timestamp" -> timestamp.map(js).getOrElse("null")), jsonValuedParameters = Set("version", "timestamp"))
 
   /**
+   * `CLONE` as delta-spark 4.4 logs it: `source` (the source table's name) and `sourceVersion` (a JSON
+   * number), plus `isShallow` (a JSON boolean, as Databricks writes it; delta-spark clones are always
+   * shallow). Metrics: [[io.deltalog.commands.CloneResult.metrics]].
+   */
+  def clone(source: String, sourceVersion: Long, isShallow: Boolean): Operation =
+    Operation("CLONE", Map("source" -> source, "sourceVersion" -> sourceVersion.toString,
+      "isShallow" -> isShallow.toString), jsonValuedParameters = Set("sourceVersion", "isShallow"))
+
+  /**
    * DROP FEATURE typeWidening: the `delta.typeChanges` metadata removed from the schema, as delta-spark
    * 4.4's `UpdateColumnMetadata("DROP FEATURE", …)`: `columns` is a JSON array with, per field that
    * had the metadata, its (quoted, dotted) path as `name`, its type name, nullability and metadata.

@@ -224,6 +224,7 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
     IsolationLevel.fromTableProperties(m.configuration)
     MetadataView.boolValue(AppendOnlyKey, m.configuration.get(AppendOnlyKey))
     RowTracking.checkMaterializedColumnNames(m, table)
+    GenerateSymlinkManifest.checkTableProperties(m, snapshot, table)
   }
 
   // --------------------------------------------------------------------------------- DROP FEATURE
