@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{AddCheckConstraint, DeleteFromTable, DropConstraint,
   LogicalPlan, MergeIntoTable, OverwritePartitionsDynamic, ShowCreateTable, UpdateTable}
 import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
 import org.apache.spark.sql.execution.datasources.{InsertIntoHadoopFsRelationCommand, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 
@@ -57,6 +58,9 @@ class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
         if o.resolved =>
       WriteIntoDeltalogCommand(t, query, options + (WriteOptions.PartitionOverwriteMode -> "dynamic"))
     case r: DataSourceV2Relation if isTarget(r) => r
+    // readStream.table(t): the table has no V2 streaming read; Spark falls back to the V1 source
+    case s: StreamingRelationV2 if s.table.isInstanceOf[DeltalogTable] && s.v1Relation.isEmpty =>
+      s.copy(v1Relation = Some(DeltalogAnalysis.streamingSource(session, s.table.asInstanceOf[DeltalogTable], s)))
     case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) if DeltalogAnalysis.readsChangeFeed(r) =>
       DeltalogAnalysis.changeFeed(session, t, r)
     case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => DeltalogAnalysis.relation(session, t, r.output)
@@ -84,6 +88,18 @@ object DeltalogAnalysis {
       }
     }
     LogicalRelation(rel, attrs, t.catalogTable, isStreaming = false, stream = None)
+  }
+
+  /** `readStream.table(t)`: Spark's V1 streaming relation over deltalog's source, with the read's options. */
+  def streamingSource(session: SparkSession, t: DeltalogTable, s: StreamingRelationV2): LogicalPlan = {
+    t.timeTravel.foreach { tt =>
+      throw new io.deltalog.spark.read.InvalidReadOptionException(t.name(), s"a streaming read cannot time travel " +
+        s"(${tt.source}); give the first version to stream with startingVersion or startingTimestamp")
+    }
+    import scala.jdk.CollectionConverters._
+    val extra = Option(s.extraOptions).map(_.asCaseSensitiveMap().asScala.toMap).getOrElse(Map.empty)
+    org.apache.spark.sql.deltalog.SparkStreamingInternals.v1StreamingRelation(session,
+      classOf[DeltalogDataSource].getName, t.options ++ extra + ("path" -> t.path), t.catalogTable)
   }
 
   /** `spark.read.option("readChangeFeed", "true").table(t)`: the read asks for the change data feed. */

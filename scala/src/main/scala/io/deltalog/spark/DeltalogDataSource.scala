@@ -7,7 +7,9 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SQLContext, SaveMode, SparkSession}
 import org.apache.spark.sql.connector.catalog.{SupportsV1OverwriteWithSaveAsTable, Table}
 import org.apache.spark.sql.connector.expressions.Transform
-import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider}
+import org.apache.spark.sql.execution.streaming.Source
+import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider,
+  StreamSourceProvider}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -22,9 +24,13 @@ import io.deltalog.commands.InvalidWriteOptionException
  * `saveAsTable`, CTAS/RTAS and INSERT as V2 statements, which [[DeltalogCatalog]] stages and
  * commits. A metastore entry written by [[DeltalogCatalog]] is refused when a session without
  * it loads the table through this source: it would be treated as plain files.
+ *
+ * Streaming reads (`readStream.format("deltalog")`) are a V1 `StreamSourceProvider`
+ * ([[io.deltalog.spark.stream.DeltalogSource]]): the V2 table declares no streaming read, so Spark
+ * falls back to it.
  */
 class DeltalogDataSource extends RelationProvider with CreatableRelationProvider with DataSourceRegister
-    with SupportsV1OverwriteWithSaveAsTable {
+    with SupportsV1OverwriteWithSaveAsTable with StreamSourceProvider {
   override def shortName(): String = "deltalog"
 
   override def createRelation(sqlContext: SQLContext, parameters: Map[String, String]): BaseRelation = {
@@ -49,6 +55,18 @@ class DeltalogDataSource extends RelationProvider with CreatableRelationProvider
           override def schema: org.apache.spark.sql.types.StructType = data.schema
         }
     }
+  }
+
+  override def sourceSchema(sqlContext: SQLContext, schema: Option[StructType], providerName: String,
+      parameters: Map[String, String]): (String, StructType) = {
+    DeltalogDataSource.refuseCatalogEntry(parameters, "streaming from")
+    (shortName(), io.deltalog.spark.stream.DeltalogStreamSource.sourceSchema(sqlContext.sparkSession, schema, parameters))
+  }
+
+  override def createSource(sqlContext: SQLContext, metadataPath: String, schema: Option[StructType],
+      providerName: String, parameters: Map[String, String]): Source = {
+    DeltalogDataSource.refuseCatalogEntry(parameters, "streaming from")
+    io.deltalog.spark.stream.DeltalogStreamSource.createSource(sqlContext.sparkSession, parameters)
   }
 
   /** The schema comes from the log when the table is used; nothing is read here. */

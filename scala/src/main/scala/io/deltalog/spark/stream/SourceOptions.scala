@@ -1,0 +1,82 @@
+package io.deltalog.spark.stream
+
+import java.util.Locale
+
+import org.apache.spark.network.util.JavaUtils
+import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
+
+import io.deltalog.spark.read.InvalidReadOptionException
+
+/**
+ * The options of a streaming read (delta-spark's names): where to start (`startingVersion` —
+ * a version or `latest` — or `startingTimestamp`; default: the current snapshot, then new
+ * commits), how much per micro-batch (`maxFilesPerTrigger`, default 1000; `maxBytesPerTrigger`),
+ * what to do with commits that change or delete data (`skipChangeCommits`, and the deprecated
+ * `ignoreDeletes` / `ignoreChanges`) and `readChangeFeed`.
+ */
+final case class SourceOptions(
+    startingVersion: Option[String],
+    startingTimestamp: Option[String],
+    maxFilesPerTrigger: Option[Int],
+    maxBytesPerTrigger: Option[Long],
+    skipChangeCommits: Boolean,
+    ignoreDeletes: Boolean,
+    ignoreChanges: Boolean,
+    readChangeFeed: Boolean) {
+
+  def hasStartingOption: Boolean = startingVersion.isDefined || startingTimestamp.isDefined
+
+  /** Commits with data-changing removes and adds are allowed (skipped or their adds delivered). */
+  def allowsChanges: Boolean = ignoreChanges || skipChangeCommits
+
+  /** Commits that only remove data are allowed (nothing is delivered for them). */
+  def allowsDeletes: Boolean = allowsChanges || ignoreDeletes
+}
+
+object SourceOptions {
+  val StartingVersion = "startingVersion"
+  val StartingTimestamp = "startingTimestamp"
+  val MaxFilesPerTrigger = "maxFilesPerTrigger"
+  val MaxBytesPerTrigger = "maxBytesPerTrigger"
+  val SkipChangeCommits = "skipChangeCommits"
+  val IgnoreDeletes = "ignoreDeletes"
+  val IgnoreChanges = "ignoreChanges"
+  val ReadChangeFeed = "readChangeFeed"
+
+  val DefaultMaxFilesPerTrigger = 1000
+
+  def apply(parameters: Map[String, String], table: String): SourceOptions = {
+    val o = CaseInsensitiveMap(parameters)
+    def bool(key: String): Boolean = o.get(key).map(_.trim.toLowerCase(Locale.ROOT)) match {
+      case None => false
+      case Some("true") => true
+      case Some("false") => false
+      case Some(v) => throw new InvalidReadOptionException(table, s"$key=$v must be true or false")
+    }
+    val maxFiles = o.get(MaxFilesPerTrigger).map { v =>
+      v.trim.toIntOption.filter(_ > 0).getOrElse(throw new InvalidReadOptionException(table,
+        s"$MaxFilesPerTrigger=$v must be a positive integer"))
+    }
+    val maxBytes = o.get(MaxBytesPerTrigger).map { v =>
+      val n = try JavaUtils.byteStringAsBytes(v.trim) catch {
+        case _: NumberFormatException => -1L
+      }
+      if (n <= 0) throw new InvalidReadOptionException(table,
+        s"$MaxBytesPerTrigger=$v must be a positive size (bytes, or with a unit: 10m, 1g)")
+      n
+    }
+    val startingVersion = o.get(StartingVersion).map(_.trim)
+    startingVersion.foreach { v =>
+      if (!v.equalsIgnoreCase("latest") && !v.toLongOption.exists(_ >= 0)) {
+        throw new InvalidReadOptionException(table, s"$StartingVersion=$v must be a version number or 'latest'")
+      }
+    }
+    val startingTimestamp = o.get(StartingTimestamp)
+    if (startingVersion.isDefined && startingTimestamp.isDefined) {
+      throw new InvalidReadOptionException(table,
+        s"Please either provide '$StartingVersion' or '$StartingTimestamp' (both are set)")
+    }
+    SourceOptions(startingVersion, startingTimestamp, maxFiles, maxBytes, bool(SkipChangeCommits),
+      bool(IgnoreDeletes), bool(IgnoreChanges), bool(ReadChangeFeed))
+  }
+}
