@@ -58,9 +58,9 @@ class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
         if o.resolved =>
       WriteIntoDeltalogCommand(t, query, options + (WriteOptions.PartitionOverwriteMode -> "dynamic"))
     case r: DataSourceV2Relation if isTarget(r) => r
-    // readStream.table(t): the table has no V2 streaming read; Spark falls back to the V1 source
-    case s: StreamingRelationV2 if s.table.isInstanceOf[DeltalogTable] && s.v1Relation.isEmpty =>
-      s.copy(v1Relation = Some(DeltalogAnalysis.streamingSource(session, s.table.asInstanceOf[DeltalogTable], s)))
+    // readStream.table(t): the table has no V2 streaming read; deltalog's V1 source reads it
+    case s: StreamingRelationV2 if s.table.isInstanceOf[DeltalogTable] =>
+      DeltalogAnalysis.streamingSource(session, s.table.asInstanceOf[DeltalogTable], s)
     case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) if DeltalogAnalysis.readsChangeFeed(r) =>
       DeltalogAnalysis.changeFeed(session, t, r)
     case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => DeltalogAnalysis.relation(session, t, r.output)
@@ -90,7 +90,10 @@ object DeltalogAnalysis {
     LogicalRelation(rel, attrs, t.catalogTable, isStreaming = false, stream = None)
   }
 
-  /** `readStream.table(t)`: Spark's V1 streaming relation over deltalog's source, with the read's options. */
+  /**
+   * `readStream.table(t)`: Spark's V1 streaming relation over deltalog's source, with the read's
+   * options and the attributes the analyzer gave the table's columns.
+   */
   def streamingSource(session: SparkSession, t: DeltalogTable, s: StreamingRelationV2): LogicalPlan = {
     t.timeTravel.foreach { tt =>
       throw new io.deltalog.spark.read.InvalidReadOptionException(t.name(), s"a streaming read cannot time travel " +
@@ -99,7 +102,7 @@ object DeltalogAnalysis {
     import scala.jdk.CollectionConverters._
     val extra = Option(s.extraOptions).map(_.asCaseSensitiveMap().asScala.toMap).getOrElse(Map.empty)
     org.apache.spark.sql.deltalog.SparkStreamingInternals.v1StreamingRelation(session,
-      classOf[DeltalogDataSource].getName, t.options ++ extra + ("path" -> t.path), t.catalogTable)
+      classOf[DeltalogDataSource].getName, t.options ++ extra + ("path" -> t.path), t.catalogTable, s)
   }
 
   /** `spark.read.option("readChangeFeed", "true").table(t)`: the read asks for the change data feed. */
