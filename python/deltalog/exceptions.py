@@ -332,6 +332,27 @@ ERROR_CLASSES.update({
     "DELTA_FEATURE_DROP_CONFLICT_REVALIDATION_FAIL": DropFeatureConflictException,
 })
 
+class StreamingSourceError(DeltalogError):
+    """A streaming read (``readStream.format("deltalog")``) cannot go on: a commit changed or
+    deleted data the stream delivered, the schema changed, the checkpoint belongs to another table
+    or a commit the stream needs is gone (delta-spark's error classes)."""
+
+
+ERROR_CLASSES.update({
+    "DELTA_SOURCE_TABLE_IGNORE_CHANGES": StreamingSourceError,
+    "DELTA_SOURCE_IGNORE_DELETE": StreamingSourceError,
+    "DELTA_SCHEMA_CHANGED_WITH_VERSION": StreamingSourceError,
+    "DELTA_SCHEMA_CHANGED_WITH_STARTING_OPTIONS": StreamingSourceError,
+    "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG": StreamingSourceError,
+    "DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE": StreamingSourceError,
+    "DELTA_INVALID_SOURCE_OFFSET_FORMAT": StreamingSourceError,
+    "DELTA_INVALID_SOURCE_VERSION": StreamingSourceError,
+    "DELTA_INVALID_FORMAT_FROM_SOURCE_VERSION": StreamingSourceError,
+    "DELTA_LOG_FILE_NOT_FOUND_FOR_STREAMING_SOURCE": StreamingSourceError,
+    "DELTA_TIMESTAMP_GREATER_THAN_COMMIT": StreamingSourceError,
+})
+
+
 # JVM exception class -> Python class, for error classes not listed above (so that a new conflict
 # error class of the engine is still caught by ``except DeltaConcurrentModificationException``).
 # Most specific JVM class first. Also maps the classes whose error class is a parameter (a write
@@ -350,5 +371,6 @@ JVM_CLASS_FALLBACKS = (
     ("io.deltalog.exceptions.DeltaConcurrentModificationException", DeltaConcurrentModificationException),
     ("io.deltalog.exceptions.InvalidCommitException", InvalidCommitError),
     ("io.deltalog.exceptions.DeltalogAssertionError", DeltalogAssertionError),
+    ("io.deltalog.exceptions.StreamingSourceException", StreamingSourceError),
     ("io.deltalog.exceptions.DeltalogException", DeltalogError),
 )

@@ -59,6 +59,8 @@ ONE_MESSAGE = [
      "DELTA_UNSUPPORTED_FEATURES_FOR_READ", AnalysisException),
     ("io.deltalog.exceptions.DeltalogAssertionError", dx.DeltalogAssertionError, "DELTA_ASSERTION_FAILED",
      PySparkException),
+    ("io.deltalog.exceptions.StreamingSourceException", dx.StreamingSourceError, "DELTALOG_ERROR",
+     AnalysisException),
     ("io.deltalog.exceptions.ConcurrentAppendException", dx.ConcurrentAppendException, "DELTA_CONCURRENT_APPEND",
      PySparkException),
     ("io.deltalog.exceptions.MaxCommitAttemptsExceededException", dx.MaxCommitAttemptsExceededException,
