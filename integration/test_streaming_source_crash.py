@@ -138,24 +138,38 @@ def stream_args(table, sink, cp, stopfile="-", skip="false"):
 
 
 # ------------------------------------------------------------------------------------------ tests
+def _count(d: Path) -> int:
+    return len([f for f in d.iterdir() if f.name.isdigit()]) if d.exists() else 0
+
+
 def test_kill_9_while_streaming(procs, tmp_path, full):
     kills_wanted = 50 if full else 3
     seed = int(os.environ.get("DELTALOG_CRASH_SEED", str(int(time.time()))))
     rng = random.Random(seed)
     src = SourceTable(tmp_path / "src")
-    src.append(120 if full else 40)
+    src.append(200 if full else 40)
     sink, cp = tmp_path / "sink", tmp_path / "cp"
-    kills = finished_early = 0
+    kills = finished_early = planned_not_committed = 0
     while kills < kills_wanted:
         p = start_child(procs, tmp_path, *stream_args(src, sink, cp))
         wait_line(p, "started")
-        time.sleep(rng.uniform(0.0, 6.0))
+        if kills % 2 == 0:
+            # during batch processing: once this run planned a new batch, after a random delay
+            planned = _count(cp / "offsets")
+            deadline = time.monotonic() + 120
+            while p.poll() is None and _count(cp / "offsets") == planned and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(rng.uniform(0.0, 1.5))
+        else:
+            time.sleep(rng.uniform(0.0, 4.0))   # anywhere, start-up included
         if p.poll() is None:
             procs.kill(p)
             kills += 1
+            if _count(cp / "offsets") > _count(cp / "commits"):
+                planned_not_committed += 1
         else:
             finished_early += 1
-            src.append(30)          # the stream caught up: give the next run work
+            src.append(40)          # the stream caught up: give the next run work
         got = committed_ids(sink)
         assert len(got) == len(set(got)), f"seed {seed}: a row was delivered twice after {kills} kills"
         assert set(got) <= set(range(src.next_id))
@@ -163,9 +177,10 @@ def test_kill_9_while_streaming(procs, tmp_path, full):
     got = committed_ids(sink)
     assert sorted(got) == list(range(src.next_id)), \
         f"seed {seed}: {len(got)} rows delivered for {src.next_id} ({len(set(got))} distinct)"
-    batches = len([f for f in (cp / "commits").iterdir() if f.name.isdigit()])
-    print(f"streaming source crash test: seed {seed}, {kills} kills, {finished_early} runs finished before their "
-          f"kill, {src.version} source commits, {batches} batches, {len(got)} rows exactly once")
+    assert planned_not_committed >= 1, "no kill landed between a batch's offset and its commit"
+    print(f"streaming source crash test: seed {seed}, {kills} kills ({planned_not_committed} with a planned batch not "
+          f"committed), {finished_early} runs finished before their kill, {src.version} source commits, "
+          f"{_count(cp / 'commits')} batches, {len(got)} rows exactly once")
 
 
 def test_stream_while_another_process_appends_deletes_and_optimizes(procs, tmp_path, full):
