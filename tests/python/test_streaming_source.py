@@ -270,6 +270,32 @@ def test_column_mapping_and_partition_filter(spark, tmp_path):
     assert rows("src_cm") == [(2, "b", 1), (4, "d", 1)]
 
 
+def test_partition_filter_prunes_each_batch(spark, tmp_path):
+    path = tmp_path / "t"
+    create(spark, path, partitioned=True)
+    for k in range(3):
+        append(spark, path, range(k * 10, k * 10 + 10), files=2)
+    adds = [json.loads(ln)["add"] for f in sorted((path / "_delta_log").glob("*.json"))
+            for ln in f.read_text().splitlines() if '"add"' in ln]
+    in_p1 = [a for a in adds if a["partitionValues"]["p"] == "1"]
+    assert 0 < len(in_p1) < len(adds)
+    q = (stream(spark, path).where("p = 1").writeStream.format("memory").queryName("src_prune")
+         .option("checkpointLocation", str(tmp_path / "cp")).start())
+    try:
+        q.processAllAvailable()
+        leaves = q._jsq.streamingQuery().lastExecution().executedPlan().collectLeaves().iterator()
+        scans = []
+        while leaves.hasNext():
+            leaf = leaves.next()
+            m = leaf.metrics().get("numFiles")
+            if m.isDefined():
+                scans.append(m.get().value())
+        assert scans == [len(in_p1)]          # only the batch's files of partition p = 1 are read
+        assert ids(spark, "src_prune") == [i for i in range(30) if i % 2 == 1]
+    finally:
+        q.stop()
+
+
 def test_read_change_feed_stream(spark, tmp_path):
     path = tmp_path / "t"
     t = create(spark, path, props="TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true', "
