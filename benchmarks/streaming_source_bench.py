@@ -45,10 +45,14 @@ def _add(path: str, i: int, ts: int, size: int = 1000, rows: int = 100) -> dict:
 
 
 def _write_commit(log: str, version: int, actions: list, ts: int) -> None:
+    """Commit file ``version``, written whole then renamed into place (as writers do: a running
+    stream must never see a half-written commit)."""
     p = os.path.join(log, f"{version:020d}.json")
-    with open(p, "w") as f:
+    tmp = os.path.join(log, f".{version:020d}.json.tmp")
+    with open(tmp, "w") as f:
         f.write("".join(json.dumps(a) + "\n" for a in actions))
-    os.utime(p, (ts / 1000, ts / 1000))
+    os.utime(tmp, (ts / 1000, ts / 1000))
+    os.rename(tmp, p)
 
 
 def build(root: str, commits: int, per_commit: int) -> str:
