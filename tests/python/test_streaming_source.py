@@ -195,6 +195,17 @@ def test_restart_from_checkpoint_delivers_only_new_data(spark, tmp_path):
     assert got == list(range(20))           # exactly once
 
 
+def test_checkpoint_of_another_table_is_refused(spark, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for p in (a, b):
+        create(spark, p)
+        append(spark, p, range(3))
+    run_available_now(stream(spark, a), "src_other0", tmp_path / "cp")
+    with pytest.raises(Exception) as e:
+        run_available_now(stream(spark, b), "src_other1", tmp_path / "cp")
+    assert "DIFFERENT_DELTA_TABLE_READ_BY_STREAMING_SOURCE" in error_text(e.value)
+
+
 # ------------------------------------------------------------------------------------------ change commits
 def test_delete_fails_the_stream_unless_skip_change_commits(spark, tmp_path):
     path = tmp_path / "t"
@@ -318,6 +329,11 @@ def test_read_change_feed_stream(spark, tmp_path):
     assert got == sorted([(0, "insert", 1), (1, "insert", 1), (2, "insert", 1), (3, "insert", 1),
                           (1, "delete", 2), (2, "update_preimage", 3), (20, "update_postimage", 3),
                           (7, "insert", 4)])
+    # from a starting version, rate-limited: whole commits, one per batch with maxFilesPerTrigger=1
+    q = run_available_now(stream(spark, path, readChangeFeed=True, startingVersion=2, maxFilesPerTrigger=1)
+                          .select("id", "_change_type", "_commit_version"), "src_cdf2", tmp_path / "cp2")
+    assert [sorted({r[2] for r in b}) for b in RESULTS["src_cdf2"] if b] == [[2], [3], [4]]
+    assert rows("src_cdf2") == sorted(g for g in got if g[2] >= 2)
 
 
 def test_schema_change_stops_the_stream_and_restart_picks_it_up(spark, tmp_path):
