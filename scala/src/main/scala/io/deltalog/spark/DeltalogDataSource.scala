@@ -7,7 +7,10 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SQLContext, SaveMode, SparkSession}
 import org.apache.spark.sql.connector.catalog.{SupportsV1OverwriteWithSaveAsTable, Table}
 import org.apache.spark.sql.connector.expressions.Transform
-import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider}
+import org.apache.spark.sql.execution.streaming.Sink
+import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider,
+  StreamSinkProvider}
+import org.apache.spark.sql.streaming.OutputMode
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -22,9 +25,12 @@ import io.deltalog.commands.InvalidWriteOptionException
  * `saveAsTable`, CTAS/RTAS and INSERT as V2 statements, which [[DeltalogCatalog]] stages and
  * commits. A metastore entry written by [[DeltalogCatalog]] is refused when a session without
  * it loads the table through this source: it would be treated as plain files.
+ *
+ * `writeStream.format("deltalog")` gets the V1 streaming sink [[streaming.DeltalogSink]] (the table
+ * declares no streaming write, so Spark asks this provider for a `Sink`).
  */
 class DeltalogDataSource extends RelationProvider with CreatableRelationProvider with DataSourceRegister
-    with SupportsV1OverwriteWithSaveAsTable {
+    with SupportsV1OverwriteWithSaveAsTable with StreamSinkProvider {
   override def shortName(): String = "deltalog"
 
   override def createRelation(sqlContext: SQLContext, parameters: Map[String, String]): BaseRelation = {
@@ -49,6 +55,20 @@ class DeltalogDataSource extends RelationProvider with CreatableRelationProvider
           override def schema: org.apache.spark.sql.types.StructType = data.schema
         }
     }
+  }
+
+  override def createSink(
+      sqlContext: SQLContext,
+      parameters: Map[String, String],
+      partitionColumns: Seq[String],
+      outputMode: OutputMode): Sink = {
+    DeltalogDataSource.refuseCatalogEntry(parameters, "streaming into")
+    val path = parameters.collectFirst { case (k, v) if k.equalsIgnoreCase("path") && v.nonEmpty => v }.getOrElse(
+      throw new InvalidWriteOptionException("path", "", "the table path: use start(\"/path/to/table\") or toTable(name)"))
+    if (outputMode != OutputMode.Append() && outputMode != OutputMode.Complete()) {
+      throw streaming.DeltalogSink.unsupportedOutputMode(path, outputMode)
+    }
+    new streaming.DeltalogSink(sqlContext, path, partitionColumns, outputMode, parameters)
   }
 
   /** The schema comes from the log when the table is used; nothing is read here. */
