@@ -120,7 +120,6 @@ class DeltalogTable(
    * naming its location.
    */
   override def v1Table: CatalogTable = {
-    assertWritable()
     catalogTable.getOrElse(CatalogTable(
       identifier = TableIdentifier(path, Some(DeltalogTable.Provider)),
       tableType = CatalogTableType.EXTERNAL,
