@@ -5,9 +5,10 @@ into deltalog tables at the same time, each from Spark's file source over the JS
 * ``append``   — the rows, appended (``writeStream.format("deltalog")``, append mode);
 * ``complete`` — per key the row count and the sum of ``v`` (complete mode: every batch replaces
   the table);
-* ``merge``    — ``foreachBatch``: ``DeltaTable.merge`` upserting the rows by ``id`` into
-  ``merge``, then the batch appended to ``audit`` with ``txnAppId``/``txnVersion`` = (``audit``,
-  batch id), so a replayed batch leaves no second copy there.
+* ``merge``    — ``foreachBatch``: a MERGE adding the batch's per-key row count and sum of ``v`` to
+  the per-key totals of ``merge`` (a replayed MERGE would count twice), made idempotent with the
+  session's ``spark.databricks.delta.write.txnAppId``/``txnVersion`` = (``merge``, batch id); then
+  the batch appended to ``audit`` with the writer options ``txnAppId``/``txnVersion``.
 
 Prints ``ready`` once the queries run and ``done`` when all three finished; the parent kills it
 with SIGKILL anywhere in between and starts it again on the same checkpoints.
@@ -27,6 +28,7 @@ def main(base: Path) -> None:
     repo = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(repo / "python"))
     from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
 
     from deltalog import configure_spark_with_deltalog
     from deltalog.tables import DeltaTable
@@ -47,16 +49,25 @@ def main(base: Path) -> None:
     merge_path, audit_path = str(base / "merge"), str(base / "audit")
 
     def upsert(df, batch_id):
+        s = df.sparkSession
         df.persist()
         try:
-            (DeltaTable.forPath(spark, merge_path).alias("t").merge(df.alias("s"), "t.id = s.id")
-             .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
+            per_key = df.groupBy("key").agg(F.count("id").alias("n"), F.sum("v").alias("total"))
+            s.conf.set("spark.databricks.delta.write.txnAppId", "merge")
+            s.conf.set("spark.databricks.delta.write.txnVersion", str(batch_id))
+            try:
+                (DeltaTable.forPath(s, merge_path).alias("t").merge(per_key.alias("s"), "t.key = s.key")
+                 .whenMatchedUpdate(set={"n": "t.n + s.n", "total": "t.total + s.total"})
+                 .whenNotMatchedInsertAll().execute())
+            finally:
+                s.conf.unset("spark.databricks.delta.write.txnAppId")
+                s.conf.unset("spark.databricks.delta.write.txnVersion")
             (df.write.format("deltalog").option("txnAppId", "audit").option("txnVersion", batch_id)
              .mode("append").save(audit_path))
         finally:
             df.unpersist()
 
-    spark.createDataFrame([], SCHEMA).write.format("deltalog").mode("ignore").save(merge_path)
+    spark.createDataFrame([], "key STRING, n LONG, total LONG").write.format("deltalog").mode("ignore").save(merge_path)
     queries = [
         source().writeStream.format("deltalog").option("checkpointLocation", ckpt("append"))
         .trigger(availableNow=True).start(str(base / "append")),

@@ -3,15 +3,16 @@
 A child process (``streaming_crash_child.py``: one Spark driver, bound to 127.0.0.1) runs three
 pipelines at once from Spark's file source over JSON files written upfront (one file per
 micro-batch): an append into ``append``, an aggregation in complete mode into ``complete``, and a
-``foreachBatch`` that MERGEs (upserts by id) into ``merge`` and appends the batch to ``audit`` with
-``txnAppId``/``txnVersion``. Each round starts the child on the same checkpoints, waits until some
+``foreachBatch`` that MERGEs the batch's per-key count and sum into running totals in ``merge``
+(idempotent through the session's ``spark.databricks.delta.write.txnAppId``/``txnVersion``) and
+appends the batch to ``audit`` with the writer options ``txnAppId``/``txnVersion``. Each round starts the child on the same checkpoints, waits until some
 sink committed a new version since the round started, sleeps a random 0–1.5 s and kills the
 child's process group with SIGKILL (so kills land anywhere: writing data files, committing,
 between the sink's commit and Spark's checkpoint commit, ...). After the kills a last run goes to
 the end. Then, read with delta-rs (an independent reader) and the log parsed directly:
 
-* ``append`` and ``audit`` hold every input row exactly once; ``merge`` holds every id once with its
-  row; ``complete`` holds the exact count and sum per key over all input;
+* ``append`` and ``audit`` hold every input row exactly once; ``complete`` and ``merge`` hold the
+  exact count and sum per key over all input (a batch merged twice would count twice);
 * every log is contiguous, one commitInfo each; the sink's commits carry a ``txn`` whose version
   never repeats for one appId (no batch committed twice) and together cover every batch id.
 
@@ -131,14 +132,15 @@ def test_streaming_pipelines_survive_kill_9(procs, h, tmp_path, full):
     want = sorted((r["id"], r["key"], r["v"]) for r in rows)
     assert _rs_rows(tmp_path / "append", ("id", "key", "v")) == want
     assert _rs_rows(tmp_path / "audit", ("id", "key", "v")) == want
-    assert _rs_rows(tmp_path / "merge", ("id", "key", "v")) == want
     agg = {}
     for r in rows:
         n, s = agg.get(r["key"], (0, 0))
         agg[r["key"]] = (n + 1, s + r["v"])
-    assert _rs_rows(tmp_path / "complete", ("key", "n", "total")) == sorted((k, n, s) for k, (n, s) in agg.items())
+    want_agg = sorted((k, n, s) for k, (n, s) in agg.items())
+    assert _rs_rows(tmp_path / "complete", ("key", "n", "total")) == want_agg
+    assert _rs_rows(tmp_path / "merge", ("key", "n", "total")) == want_agg
 
-    for name, query in (("append", "append"), ("complete", "complete"), ("audit", "merge")):
+    for name, query in (("append", "append"), ("complete", "complete"), ("audit", "merge"), ("merge", "merge")):
         txns = _txn_versions(h, tmp_path / name)
         assert len(set(txns)) == len(txns), f"{name}: a batch committed twice: {txns}"
         assert len({a for a, _ in txns}) == 1, f"{name}: more than one appId: {txns}"

@@ -268,35 +268,76 @@ def test_to_table_on_catalog_table(spark, tmp_path):
 
 
 # ----------------------------------------------------------------------------- foreachBatch
-def test_foreach_batch_writes_idempotent_with_txn_options(spark, tmp_path):
-    """foreachBatch writing with txnAppId/txnVersion = (app, batch id): a replayed batch is skipped."""
+def test_foreach_batch_merge_and_write_idempotent(spark, tmp_path):
+    """foreachBatch with a MERGE that adds to the target (not idempotent by itself) under the session's
+    spark.databricks.delta.write.txnAppId/txnVersion, and a write with txnAppId/txnVersion: a replayed
+    batch is skipped by both (no commit, nothing counted twice)."""
     from deltalog.tables import DeltaTable
-    src, out, ckpt = tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
+    src, out, audit, ckpt = tmp_path / "in", tmp_path / "out", tmp_path / "audit", tmp_path / "ckpt"
     spark.createDataFrame([], SCHEMA).write.format("deltalog").save(str(out))
-    batches = [[{"id": i, "key": f"k{i}", "v": b} for i in range(4)] for b in range(3)]  # same ids, new v
+    batches = [[{"id": i, "key": f"k{i}", "v": b + 1} for i in range(4)] for b in range(3)]  # same ids each batch
     write_inputs(src, batches)
-    app = "upsert-app"
 
     def upsert(df, batch_id):
-        (DeltaTable.forPath(spark, str(out)).alias("t").merge(df.alias("s"), "t.id = s.id")
-         .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute())
-        # the batch's audit rows, written once per batch id
-        (df.write.format("deltalog")
-         .option("txnAppId", app).option("txnVersion", batch_id).mode("append").save(str(tmp_path / "audit")))
+        s = df.sparkSession
+        s.conf.set("spark.databricks.delta.write.txnAppId", "merge-app")
+        s.conf.set("spark.databricks.delta.write.txnVersion", str(batch_id))
+        try:
+            (DeltaTable.forPath(s, str(out)).alias("t").merge(df.alias("s"), "t.id = s.id")
+             .whenMatchedUpdate(set={"v": "t.v + s.v"}).whenNotMatchedInsertAll().execute())
+        finally:
+            s.conf.unset("spark.databricks.delta.write.txnAppId")
+            s.conf.unset("spark.databricks.delta.write.txnVersion")
+        (df.write.format("deltalog").option("txnAppId", "audit-app").option("txnVersion", batch_id)
+         .mode("append").save(str(audit)))
 
     w = lambda: stream(spark, src).writeStream.foreachBatch(upsert).option("checkpointLocation", str(ckpt))
     run_available_now(w())
-    audit = tmp_path / "audit"
-    assert table_rows(spark, out) == sorted((i, f"k{i}", 2) for i in range(4))
+    summed = sorted((i, f"k{i}", 1 + 2 + 3) for i in range(4))
+    assert table_rows(spark, out) == summed
     assert table_rows(spark, audit) == expected(batches)
-    audit_versions = versions(audit)
-    assert [kind(commit(audit, v), "txn")[0] for v in audit_versions][-1]["version"] == 2
-    # replay the last batch: the audit write is skipped (no commit, no duplicate rows)
+    out_versions, audit_versions = versions(out), versions(audit)
+    merges = [commit(out, v) for v in out_versions[1:]]
+    assert [kind(c, "commitInfo")[0]["operation"] for c in merges] == ["MERGE"] * 3
+    assert [(t["appId"], t["version"]) for c in merges for t in kind(c, "txn")] == [("merge-app", b) for b in range(3)]
+    assert [(t["appId"], t["version"]) for v in audit_versions for t in kind(commit(audit, v), "txn")] == \
+        [("audit-app", b) for b in range(3)]
+    # replay the last batch: MERGE and write are both skipped (no commit, no value added twice)
     forget_batch_commit(ckpt, 2)
     run_available_now(w())
-    assert versions(audit) == audit_versions
+    assert (ckpt / "commits" / "2").exists()
+    assert versions(out) == out_versions and versions(audit) == audit_versions
+    assert table_rows(spark, out) == summed
     assert table_rows(spark, audit) == expected(batches)
-    assert table_rows(spark, out) == sorted((i, f"k{i}", 2) for i in range(4))
+
+
+def test_idempotent_merge_session_conf_outside_streaming(spark, tmp_path):
+    """The session confs alone: the same (appId, version) twice merges once; only one conf is an error."""
+    from deltalog.tables import DeltaTable
+    out = tmp_path / "t"
+    spark.createDataFrame([(1, "a", 1)], SCHEMA).write.format("deltalog").save(str(out))
+    src = spark.createDataFrame([(1, "a", 10)], SCHEMA)
+
+    def merge():
+        (DeltaTable.forPath(spark, str(out)).alias("t").merge(src.alias("s"), "t.id = s.id")
+         .whenMatchedUpdate(set={"v": "t.v + s.v"}).execute())
+    spark.conf.set("spark.databricks.delta.write.txnAppId", "app")
+    try:
+        spark.conf.set("spark.databricks.delta.write.txnVersion", "7")
+        merge()
+        merge()
+        assert table_rows(spark, out) == [(1, "a", 11)] and versions(out) == [0, 1]
+        spark.conf.set("spark.databricks.delta.write.txnVersion", "8")
+        merge()
+        assert table_rows(spark, out) == [(1, "a", 21)] and versions(out) == [0, 1, 2]
+        spark.conf.unset("spark.databricks.delta.write.txnVersion")
+        with pytest.raises(Exception) as e:
+            merge()
+        assert "DELTA_INVALID_IDEMPOTENT_WRITES_OPTIONS" in str(e.value)
+        assert versions(out) == [0, 1, 2]
+    finally:
+        spark.conf.unset("spark.databricks.delta.write.txnAppId")
+        spark.conf.unset("spark.databricks.delta.write.txnVersion")
 
 
 # ----------------------------------------------------------------------------- delta-spark
