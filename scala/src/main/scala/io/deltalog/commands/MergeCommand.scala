@@ -47,6 +47,9 @@ final case class MergeResult(numUpdated: Long, numDeleted: Long, numInserted: Lo
  * ([[RowLevelRewrite]]: copy-on-write or deletion vectors, change data, row tracking). A MERGE with
  * only not-matched clauses anti-joins the source with the candidate rows and appends.
  *
+ * Idempotent: with the session's `spark.databricks.delta.write.txnAppId` / `txnVersion` set, a MERGE
+ * the table already recorded is skipped and the commit carries the `txn` action ([[IdempotentDml]]).
+ *
  * Schema evolution (`withSchemaEvolution`, or `spark.databricks.delta.schema.autoMerge.enabled`):
  * source columns (and nested fields) that `UPDATE SET *` / `INSERT *` would write and the target
  * lacks are added to the table's schema in the same commit.
@@ -73,6 +76,7 @@ final class MergeCommand(
     val started = System.nanoTime()
     checkClauses(tableName.getOrElse(path))
     val DmlSupport.Opened(hadoopConf, deltaLog, table, txn) = DmlSupport.open(spark, path, tableName, hadoopOptions, "MERGE")
+    if (IdempotentDml.hasBeenExecuted(spark, txn, table, "MERGE")) return MergeResult(0L, 0L, 0L, -1L)
     val evolve = schemaEvolution ||
       spark.conf.getOption(AutoMergeKey).exists(_.trim.equalsIgnoreCase("true"))
     val sourceSchema = source.schema
@@ -216,7 +220,7 @@ final class MergeCommand(
         scanTimeMs = scanTimeMs,
         op = o => Operation.merge(predicate, clauseParams(matchedClauses), clauseParams(notMatchedClauses),
           clauseParams(bySourceClauses)).withMetrics(metrics(o, touched, sourceRows.value, started, materializeTimeMs)),
-        beforeCommit = () => DeleteCommand.runBeforeCommitHook(path))
+        beforeCommit = () => DeleteCommand.runBeforeCommitHook(path), setTxn = () => IdempotentDml.setTransaction(spark))
       outcome match {
         case None =>
           log.info(s"Table $table: MERGE changed no rows; nothing committed.")

@@ -155,7 +155,7 @@ private[commands] final class RowLevelRewrite(
       identityColumns: Seq[String], scanTimeMs: Long,
       op: Outcome => Operation, beforeCommit: () => Unit = () => (),
       dataChange: Boolean = true, readRows: Seq[AddFile] => DataFrame = null,
-      finishAdd: AddFile => AddFile = identity): Option[Outcome] = {
+      finishAdd: AddFile => AddFile = identity, setTxn: () => Option[Action] = () => None): Option[Outcome] = {
     val rewriteStart = System.nanoTime()
     val deltaLog = txn.deltaLog
     val flag = DataFileWriter.CdcFlag
@@ -234,7 +234,7 @@ private[commands] final class RowLevelRewrite(
       withHwm.foreach(txn.updateMetadata)
       val commitInfo = rowIds.filter(_ => adds.nonEmpty).map(_ => DmlSupport.rowTrackingPreserved)
       beforeCommit()
-      val version = txn.commit(commitInfo.toSeq ++ actions, op(outcome))
+      val version = txn.commit(commitInfo.toSeq ++ setTxn().toSeq ++ actions, op(outcome))
       Some(outcome.copy(version = version))
     } catch {
       case NonFatal(e) =>

@@ -15,6 +15,9 @@ import io.deltalog.txn.Operation
  *                      query): NOT NULL, generated and identity columns as declared, instead of the
  *                      (nullable) schema of the data written
  * @param clusterBy     CLUSTER BY of the statement (column paths as written), None when it has none
+ * @param streamingUpdate the `STREAMING UPDATE` operation of a streaming sink's micro-batch: recorded
+ *                      as is, with delta-spark's streaming metrics (`numAddedFiles`, `numRemovedFiles`,
+ *                      `numOutputRows`, `numOutputBytes`)
  */
 final case class StatementContext(
     operationName: Option[String] = None,
@@ -23,7 +26,8 @@ final case class StatementContext(
     isManaged: Boolean = false,
     replaceTable: Boolean = false,
     tableSchema: Option[org.apache.spark.sql.types.StructType] = None,
-    clusterBy: Option[Seq[Seq[String]]] = None) {
+    clusterBy: Option[Seq[Seq[String]]] = None,
+    streamingUpdate: Option[Operation] = None) {
 
   /**
    * The operation of the commit: delta-spark's `WRITE` (its `partitionBy` is what the writer asked
@@ -32,6 +36,7 @@ final case class StatementContext(
    */
   def operation(meta: Metadata, mode: String, replaceWhere: Option[String],
       requestedPartitionBy: Seq[String], clusteringColumns: Seq[String] = Nil): Operation = operationName match {
+    case _ if streamingUpdate.isDefined => streamingUpdate.get
     case None => Operation.write(mode, requestedPartitionBy, replaceWhere)
     case Some(name) =>
       val created = Operation.createTable(meta.partitionColumns, tableProperties, isManaged, meta.description,

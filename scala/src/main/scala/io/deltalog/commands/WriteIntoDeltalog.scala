@@ -28,7 +28,9 @@ import io.deltalog.txn.{OptimisticTransaction, Operation, TableProperties}
  *    ([[ReplaceWhere]]); `partitionOverwriteMode=dynamic` only the partitions written;
  *  - schema: enforcement, `mergeSchema`, `overwriteSchema` ([[WriteSchema]]); column mapping;
  *  - rules: NOT NULL, invariants, CHECK, generated and identity columns ([[WriteRules]]);
- *  - `txnAppId`/`txnVersion`: a version already applied is skipped (returns None).
+ *  - `txnAppId`/`txnVersion`: a version already applied is skipped (returns None);
+ *  - a streaming sink's micro-batch (`statement.streamingUpdate`): append or, for complete mode,
+ *    overwrite, recorded as `STREAMING UPDATE` ([[io.deltalog.spark.streaming.DeltalogSink]]).
  *
  * @return the committed version, or None when nothing was written (ignore, idempotent skip)
  */
@@ -157,7 +159,11 @@ final class WriteIntoDeltalog(
 
       val setTxn = txnId.map { case (app, v) => SetTransaction(app, v, Some(now)) }
       val numOutputRows = written.filterNot(writer.isChangeData).map(_.numRecords).sum
-      val metrics = Map(
+      val metrics = if (statement.streamingUpdate.isDefined) Map(
+        "numAddedFiles" -> adds.size.toString,
+        "numRemovedFiles" -> removes.size.toString,
+        "numOutputRows" -> numOutputRows.toString,
+        "numOutputBytes" -> adds.map(_.size).sum.toString) else Map(
         "numFiles" -> adds.size.toString,
         "numOutputRows" -> numOutputRows.toString,
         "numOutputBytes" -> adds.map(_.size).sum.toString) ++

@@ -7,9 +7,10 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SQLContext, SaveMode, SparkSession}
 import org.apache.spark.sql.connector.catalog.{SupportsV1OverwriteWithSaveAsTable, Table}
 import org.apache.spark.sql.connector.expressions.Transform
-import org.apache.spark.sql.execution.streaming.Source
+import org.apache.spark.sql.execution.streaming.{Sink, Source}
 import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider,
-  StreamSourceProvider}
+  StreamSinkProvider, StreamSourceProvider}
+import org.apache.spark.sql.streaming.OutputMode
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
@@ -27,10 +28,12 @@ import io.deltalog.commands.InvalidWriteOptionException
  *
  * Streaming reads (`readStream.format("deltalog")`) are a V1 `StreamSourceProvider`
  * ([[io.deltalog.spark.stream.DeltalogSource]]): the V2 table declares no streaming read, so Spark
- * falls back to it.
+ * falls back to it. `writeStream.format("deltalog")` gets the V1 streaming sink
+ * [[streaming.DeltalogSink]] (the table declares no streaming write, so Spark asks this provider
+ * for a `Sink`).
  */
 class DeltalogDataSource extends RelationProvider with CreatableRelationProvider with DataSourceRegister
-    with SupportsV1OverwriteWithSaveAsTable with StreamSourceProvider {
+    with SupportsV1OverwriteWithSaveAsTable with StreamSourceProvider with StreamSinkProvider {
   override def shortName(): String = "deltalog"
 
   override def createRelation(sqlContext: SQLContext, parameters: Map[String, String]): BaseRelation = {
@@ -67,6 +70,20 @@ class DeltalogDataSource extends RelationProvider with CreatableRelationProvider
       providerName: String, parameters: Map[String, String]): Source = {
     DeltalogDataSource.refuseCatalogEntry(parameters, "streaming from")
     io.deltalog.spark.stream.DeltalogStreamSource.createSource(sqlContext.sparkSession, parameters)
+  }
+
+  override def createSink(
+      sqlContext: SQLContext,
+      parameters: Map[String, String],
+      partitionColumns: Seq[String],
+      outputMode: OutputMode): Sink = {
+    DeltalogDataSource.refuseCatalogEntry(parameters, "streaming into")
+    val path = parameters.collectFirst { case (k, v) if k.equalsIgnoreCase("path") && v.nonEmpty => v }.getOrElse(
+      throw new InvalidWriteOptionException("path", "", "the table path: use start(\"/path/to/table\") or toTable(name)"))
+    if (outputMode != OutputMode.Append() && outputMode != OutputMode.Complete()) {
+      throw streaming.DeltalogSink.unsupportedOutputMode(path, outputMode)
+    }
+    new streaming.DeltalogSink(sqlContext, path, partitionColumns, outputMode, parameters)
   }
 
   /** The schema comes from the log when the table is used; nothing is read here. */

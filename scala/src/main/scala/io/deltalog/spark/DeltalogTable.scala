@@ -8,8 +8,11 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
 import org.apache.spark.sql.catalyst.catalog.{CatalogTable, CatalogTableType}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
+import org.apache.spark.sql.catalyst.TableIdentifier
+import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat
 import org.apache.spark.sql.connector.catalog.{SupportsRead, SupportsWrite, Table, TableCapability, TableCatalog,
   TruncatableTable}
+import org.apache.spark.sql.deltalog.V1FallbackTable
 import org.apache.spark.sql.connector.expressions.{Expressions, Transform}
 import org.apache.spark.sql.connector.read.{Batch, Scan, ScanBuilder, Statistics, SupportsReportStatistics}
 import org.apache.spark.sql.connector.write.{LogicalWriteInfo, WriteBuilder}
@@ -45,7 +48,7 @@ class DeltalogTable(
     tableName: String,
     val timeTravel: Option[TimeTravelSpec] = None,
     val options: Map[String, String] = Map.empty)
-  extends Table with SupportsWrite with SupportsRead with TruncatableTable {
+  extends Table with SupportsWrite with SupportsRead with TruncatableTable with V1FallbackTable {
 
   override def name(): String = tableName
 
@@ -108,6 +111,21 @@ class DeltalogTable(
       override def numRows(): OptionalLong = OptionalLong.empty()
     }
     override def toBatch: Batch = throw DeltalogTable.notConfigured(s"reading table $tableName")
+  }
+
+  /**
+   * The catalog entry Spark falls back to for streaming: `writeStream.format("deltalog").toTable(name)`
+   * then starts the query on `format("deltalog")` at the table's location, i.e. deltalog's streaming
+   * sink (never Spark's file sink). A path table (``deltalog.`/path` ``) gets an external entry
+   * naming its location.
+   */
+  override def v1Table: CatalogTable = {
+    catalogTable.getOrElse(CatalogTable(
+      identifier = TableIdentifier(path, Some(DeltalogTable.Provider)),
+      tableType = CatalogTableType.EXTERNAL,
+      storage = CatalogStorageFormat.empty.copy(locationUri = Some(new org.apache.hadoop.fs.Path(path).toUri)),
+      schema = new StructType(),
+      provider = Some(DeltalogTable.Provider)))
   }
 
   private[spark] def assertWritable(): Unit = timeTravel.foreach { tt =>
