@@ -23,6 +23,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, HERE)
+
+import side_by_side  # noqa: E402
 
 SCHEMA = json.dumps({"type": "struct", "fields": [
     {"name": "id", "type": "long", "nullable": True, "metadata": {}},
@@ -105,12 +108,8 @@ def main() -> int:
     a = ap.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from peers import SparkPeer
-    from pyspark.sql import SparkSession
 
-    from deltalog import configure_spark_with_deltalog
-    b = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").config("spark.driver.memory", "4g")
-         .config("spark.sql.shuffle.partitions", "2").config("spark.driver.bindAddress", "127.0.0.1"))
-    spark = configure_spark_with_deltalog(b, jar_path=os.environ.get("DELTALOG_JAR")).getOrCreate()
+    spark = side_by_side.deltalog_session()
     root = tempfile.mkdtemp(prefix="restore-bench-")
     try:
         t = time.perf_counter()

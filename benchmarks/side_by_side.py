@@ -3,7 +3,7 @@
 runs and the ``first`` run, in seconds."""
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 
 def cells(ours: Dict[str, float], theirs: Dict[str, float]) -> str:
@@ -19,3 +19,17 @@ def emit(lines: List[str], out: Optional[str]) -> None:
     if out:
         with open(out, "a") as f:
             f.write(report)
+
+
+def deltalog_session(driver_memory: str = "4g") -> Any:
+    """The benchmarks' deltalog Spark session: local[2], UI off, 2 shuffle partitions, bound to
+    127.0.0.1, the jar of ``DELTALOG_JAR`` (else the installed package's)."""
+    import os
+
+    from pyspark.sql import SparkSession
+
+    from deltalog import configure_spark_with_deltalog
+    b = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+         .config("spark.driver.memory", driver_memory).config("spark.sql.shuffle.partitions", "2")
+         .config("spark.driver.bindAddress", "127.0.0.1"))
+    return configure_spark_with_deltalog(b, jar_path=os.environ.get("DELTALOG_JAR")).getOrCreate()

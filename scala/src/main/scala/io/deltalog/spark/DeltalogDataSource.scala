@@ -62,13 +62,15 @@ class DeltalogDataSource extends RelationProvider with CreatableRelationProvider
 
   override def sourceSchema(sqlContext: SQLContext, schema: Option[StructType], providerName: String,
       parameters: Map[String, String]): (String, StructType) = {
-    DeltalogDataSource.refuseCatalogEntry(parameters, "streaming from")
-    (shortName(), io.deltalog.spark.stream.DeltalogStreamSource.sourceSchema(sqlContext.sparkSession, schema, parameters))
+    DeltalogDataSource.refuseCatalogEntryWithoutCatalog(sqlContext.sparkSession, parameters, "streaming from")
+    // a catalog entry's schema is empty (the log holds it): not a schema the user gave
+    (shortName(), io.deltalog.spark.stream.DeltalogStreamSource.sourceSchema(sqlContext.sparkSession,
+      schema.filter(_.nonEmpty), parameters))
   }
 
   override def createSource(sqlContext: SQLContext, metadataPath: String, schema: Option[StructType],
       providerName: String, parameters: Map[String, String]): Source = {
-    DeltalogDataSource.refuseCatalogEntry(parameters, "streaming from")
+    DeltalogDataSource.refuseCatalogEntryWithoutCatalog(sqlContext.sparkSession, parameters, "streaming from")
     io.deltalog.spark.stream.DeltalogStreamSource.createSource(sqlContext.sparkSession, parameters)
   }
 
@@ -101,6 +103,19 @@ class DeltalogDataSource extends RelationProvider with CreatableRelationProvider
 }
 
 object DeltalogDataSource {
+  /**
+   * [[refuseCatalogEntry]] unless the session's `spark_catalog` is [[DeltalogCatalog]]: then the
+   * entry was reached through it (Spark falls back to a catalog table's V1 entry for streaming, e.g.
+   * `readStream.table(name)`), and its options name the table's location.
+   */
+  def refuseCatalogEntryWithoutCatalog(session: SparkSession, options: Map[String, String], what: String): Unit = {
+    val configured = session.conf.getOption(DeltalogTable.CatalogConf).exists { c =>
+      scala.util.Try(classOf[DeltalogCatalog].isAssignableFrom(
+        Class.forName(c, false, Thread.currentThread().getContextClassLoader))).getOrElse(false)
+    }
+    if (!configured) refuseCatalogEntry(options, what)
+  }
+
   /** Refuses a metastore entry of [[DeltalogCatalog]] reached without it (its marker is in the options). */
   def refuseCatalogEntry(options: Map[String, String], what: String): Unit =
     if (options.exists { case (k, _) => k.equalsIgnoreCase(DeltalogTableCreation.MarkerKey) }) {
