@@ -89,7 +89,7 @@ def main() -> int:
         for engine, fmt in (("deltalog", "deltalog"), ("delta-spark", "delta")):
             work = os.path.join(root, engine)
             os.makedirs(work)
-            with SparkPeer(engine) as peer:
+            with SparkPeer(engine, timeout=7200.0) as peer:  # 200 delta-spark batches take > 10 min
                 r = peer.run(RUN, schema=SCHEMA, fmt=fmt, src=src, warm=warm, root=work, runs=a.runs)
             assert all(c == want for c in r["checks"]), (engine, r["checks"], want)
             t = r["times"]
