@@ -133,10 +133,7 @@ def main() -> int:
              f"| deltalog | {mo:.2f} | {', '.join(f'{x:.2f}' for x in ours)} |",
              f"| delta-spark 4.4 | {mt:.2f} | {', '.join(f'{x:.2f}' for x in theirs)} |",
              f"| **deltalog / delta-spark** | **{mo / mt:.2f}×** | |", ""]
-    print("\n".join(lines))
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write("\n".join(lines) + "\n")
+    side_by_side.emit(lines, a.out)
     return 0
 
 

@@ -30,6 +30,9 @@ import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
+sys.path.insert(0, HERE)
+
+import side_by_side  # noqa: E402
 
 SCHEMA = json.dumps({"type": "struct", "fields": [
     {"name": "id", "type": "long", "nullable": True, "metadata": {}},
@@ -214,10 +217,7 @@ def main() -> int:
                for e in results],
              f"| **deltalog / delta-spark** | **{med['deltalog'][0] / max(med['delta-spark'][0], 1):.2f}×** | | "
              f"{med['deltalog'][1] / max(med['delta-spark'][1], 1):.2f}× |", ""]
-    print("\n".join(lines))
-    if a.out:
-        with open(a.out, "a") as f:
-            f.write("\n".join(lines) + "\n")
+    side_by_side.emit(lines, a.out)
     return 0
 
 
