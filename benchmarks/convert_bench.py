@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -118,7 +117,6 @@ def main() -> int:
     finally:
         spark.stop()
         shutil.rmtree(root, ignore_errors=True)
-    mo, mt = statistics.median(ours), statistics.median(theirs)
     load = "%.2f" % os.getloadavg()[0]
     lines = ["", "## CONVERT (benchmarks/convert_bench.py)", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; a Parquet directory of {a.files:,} files "
@@ -129,10 +127,7 @@ def main() -> int:
              f"the same paths, partition values and numRecords; each engine in its own Spark process (local[2]); "
              f"load average {load} at the end; command: `python benchmarks/convert_bench.py --files {a.files} "
              f"--partitions {a.partitions} --runs {a.runs}`", "",
-             "| engine | median s | runs s |", "|---|---:|---:|",
-             f"| deltalog | {mo:.2f} | {', '.join(f'{x:.2f}' for x in ours)} |",
-             f"| delta-spark 4.4 | {mt:.2f} | {', '.join(f'{x:.2f}' for x in theirs)} |",
-             f"| **deltalog / delta-spark** | **{mo / mt:.2f}×** | |", ""]
+             ] + side_by_side.runs_table(ours, theirs) + [""]
     side_by_side.emit(lines, a.out)
     return 0
 

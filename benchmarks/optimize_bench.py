@@ -3,14 +3,15 @@ the same number of output files +-10 %).
 
 Data: one unpartitioned table of ``--files`` small files holding ``--size`` bytes in total (columns
 ``id bigint, a bigint, b double, s string``; random values, so the Parquet files barely compress),
-written once by delta-spark; each engine optimizes its own fresh copy of that folder. Each engine runs
+written once by delta-spark; each engine optimizes its own fresh copy of that folder, ``--runs`` times
+(alternating engines; the median is reported, the first run in brackets). Each engine runs
 in its own Spark process (``integration/peers.py``: local[2], UI off, 6 GB driver). ``--max-file-size``
 sets ``spark.databricks.delta.optimize.maxFileSize`` in both (default: unset, 1 GiB). Before any time is
 reported, the optimized tables' row count and an order-independent checksum must be equal between the
 engines (and equal to the input's); each process reads the whole input once first (the same warm-up:
 delta-spark's process also wrote it).
 
-    .venv/bin/python benchmarks/optimize_bench.py [--files 10000] [--size 1g] [--max-file-size 128m] [--out benchmarks/RESULTS.md]
+    .venv/bin/python benchmarks/optimize_bench.py [--files 10000] [--size 1g] [--max-file-size 128m] [--runs 3] [--out benchmarks/RESULTS.md]
 """
 from __future__ import annotations
 
@@ -30,10 +31,11 @@ import side_by_side  # noqa: E402
 
 BYTES_PER_ROW = 30  # measured: the four columns below, snappy Parquet
 
+# Few tasks, each writing many files (maxRecordsPerFile): 10k one-file tasks took > 15 min here.
 SETUP = """
-(spark.range(0, args["rows"], 1, args["files"])
+(spark.range(0, args["rows"], 1, args["tasks"])
     .selectExpr("id", "cast(rand(7) * 9e18 AS BIGINT) AS a", "rand(11) AS b", "substr(md5(cast(id AS STRING)), 1, 8) AS s")
-    .write.format("delta").save(args["path"]))
+    .write.format("delta").option("maxRecordsPerFile", args["per_file"]).save(args["path"]))
 import glob, os
 files = [f for f in glob.glob(args["path"] + "/*.parquet")]
 result = {"files": len(files), "bytes": sum(os.path.getsize(f) for f in files)}
@@ -73,11 +75,16 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=10000)
     ap.add_argument("--size", default="1g", help="total bytes of the small files (e.g. 1g, 256m)")
     ap.add_argument("--max-file-size", default="", help="spark.databricks.delta.optimize.maxFileSize (default 1 GiB)")
+    ap.add_argument("--runs", type=int, default=1, help="OPTIMIZE runs per engine, each on a fresh copy")
     ap.add_argument("--out", help="append the markdown report to this file")
     a = ap.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from peers import SparkPeer
     rows = max(a.files, parse_size(a.size) // BYTES_PER_ROW)
+    per_file = -(-rows // a.files)
+    tasks = max(1, min(a.files, 50))
+    while a.files % tasks:
+        tasks -= 1
     max_size = parse_size(a.max_file_size) if a.max_file_size else 0
     load_start = os.getloadavg()[0]
     res = {}
@@ -87,34 +94,42 @@ def main() -> int:
         root = Path(tmp)
         base = root / "base"
         t0 = time.perf_counter()
-        made = ds.run(SETUP, path=str(base), rows=rows, files=a.files)
+        made = ds.run(SETUP, path=str(base), rows=rows, tasks=tasks, per_file=per_file)
         print(f"table: {made['files']} files, {made['bytes']:,} bytes, {rows:,} rows "
               f"({time.perf_counter() - t0:.0f}s)", flush=True)
         want = ds.run(CHECK, path=str(base), fmt="delta")
         # the same warm-up in both processes (delta-spark's also wrote the table): a full read of the input
         assert dl.run(CHECK, path=str(base), fmt="deltalog") == want
-        for engine, peer, fmt in (("deltalog", dl, "deltalog"), ("delta-spark", ds, "delta")):
-            work = root / f"work-{engine}"
-            shutil.copytree(base, work)
-            res[engine] = peer.run(OPTIMIZE, path=str(work), fmt=fmt, max=max_size)
-            print(engine, f"{res[engine]['time']:.2f}s, {res[engine]['added']} files out", flush=True)
-            shutil.rmtree(work)
+        runs = {"deltalog": [], "delta-spark": []}
+        for i in range(a.runs):
+            for engine, peer, fmt in (("deltalog", dl, "deltalog"), ("delta-spark", ds, "delta")):
+                work = root / f"work-{engine}"
+                shutil.copytree(base, work)
+                r = peer.run(OPTIMIZE, path=str(work), fmt=fmt, max=max_size)
+                runs[engine].append(r)
+                print(engine, f"run {i + 1}: {r['time']:.2f}s, {r['added']} files out", flush=True)
+                shutil.rmtree(work)
+    for engine, rs in runs.items():
+        assert len({(r["n"], r["h"], r["added"]) for r in rs}) == 1, (engine, rs)
+        res[engine] = dict(rs[0], median=sorted(r["time"] for r in rs)[len(rs) // 2], first=rs[0]["time"],
+                           all=[r["time"] for r in rs])
     o, t = res["deltalog"], res["delta-spark"]
     assert (o["n"], o["h"]) == (t["n"], t["h"]) == (want["n"], want["h"]), (o, t, want)
     assert o["removed"] == t["removed"] == made["files"], (o, t)
     files_ratio = o["added"] / t["added"]
     load = f"load average {load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end"
     cmd = f"python benchmarks/optimize_bench.py --files {a.files} --size {a.size}" + \
-        (f" --max-file-size {a.max_file_size}" if a.max_file_size else "")
+        (f" --max-file-size {a.max_file_size}" if a.max_file_size else "") + (f" --runs {a.runs}" if a.runs > 1 else "")
     lines = ["", "## OPTIMIZE compaction (benchmarks/optimize_bench.py)", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {load}; one unpartitioned table of "
              f"{made['files']:,} small files ({made['bytes']:,} bytes, {rows:,} rows, written by delta-spark), each "
-             f"engine optimizing its own fresh copy once; maxFileSize {a.max_file_size or '1 GiB (default)'}; row "
+             f"engine optimizing its own fresh copy {a.runs} time(s) (alternating; median, first run in brackets; all runs: deltalog "
+             f"{', '.join(f'{x:.1f}' for x in o['all'])} s, delta-spark {', '.join(f'{x:.1f}' for x in t['all'])} s); maxFileSize {a.max_file_size or '1 GiB (default)'}; row "
              f"count and checksum equal between the engines and the input; command: `{cmd}`", "",
              "| case | files in | files out (deltalog / delta-spark) | deltalog s | delta-spark s | deltalog / delta-spark |",
              "|---|---|---|---|---|---|",
              f"| compaction | {made['files']:,} | {o['added']} / {t['added']} ({files_ratio:.2f}×) | "
-             f"{side_by_side.cells({'median': o['time'], 'first': o['time']}, {'median': t['time'], 'first': t['time']})} |"]
+             f"{side_by_side.cells(o, t)} |"]
     side_by_side.emit(lines, a.out)
     return 0
 

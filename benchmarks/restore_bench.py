@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -136,7 +135,6 @@ def main() -> int:
     finally:
         spark.stop()
         shutil.rmtree(root, ignore_errors=True)
-    mo, mt = statistics.median(ours), statistics.median(theirs)
     load = "%.2f" % os.getloadavg()[0]
     lines = ["", "## RESTORE (benchmarks/restore_bench.py)", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; table: {a.files:,} files at version 0, half of them "
@@ -144,10 +142,7 @@ def main() -> int:
              f"{a.files // 2:,} (every re-added file checked to exist); median of {a.runs} runs, each on a fresh copy, "
              f"after one warm-up restore; both engines end with the same live files; load average {load} at the end; "
              f"command: `python benchmarks/restore_bench.py --files {a.files} --runs {a.runs}`", "",
-             "| engine | median s | runs s |", "|---|---:|---:|",
-             f"| deltalog | {mo:.2f} | {', '.join(f'{x:.2f}' for x in ours)} |",
-             f"| delta-spark 4.4 | {mt:.2f} | {', '.join(f'{x:.2f}' for x in theirs)} |",
-             f"| **deltalog / delta-spark** | **{mo / mt:.2f}×** | |", ""]
+             ] + side_by_side.runs_table(ours, theirs) + [""]
     side_by_side.emit(lines, a.out)
     return 0
 

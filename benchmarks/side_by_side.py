@@ -1,8 +1,9 @@
 """Report helpers shared by the benchmarks that time deltalog beside delta-spark in peer processes
-(history_bench.py, sql_bench.py, dml_bench.py): each timing is a dict with the ``median`` of the warm
+(history_bench.py, sql_bench.py, dml_bench.py, ...): each timing is a dict with the ``median`` of the warm
 runs and the ``first`` run, in seconds."""
 from __future__ import annotations
 
+import statistics
 from typing import Any, Dict, List, Optional
 
 
@@ -10,6 +11,15 @@ def cells(ours: Dict[str, float], theirs: Dict[str, float]) -> str:
     """``deltalog s (first) | delta-spark s (first) | ratio`` table cells."""
     return (f"{ours['median']:.3f} ({ours['first']:.3f}) | {theirs['median']:.3f} ({theirs['first']:.3f}) | "
             f"{ours['median'] / theirs['median']:.2f}×")
+
+
+def runs_table(ours: List[float], theirs: List[float]) -> List[str]:
+    """A markdown table of each engine's median and every run (seconds), then the ratio of the medians."""
+    mo, mt = statistics.median(ours), statistics.median(theirs)
+    return ["| engine | median s | runs s |", "|---|---:|---:|",
+            f"| deltalog | {mo:.2f} | {', '.join(f'{x:.2f}' for x in ours)} |",
+            f"| delta-spark 4.4 | {mt:.2f} | {', '.join(f'{x:.2f}' for x in theirs)} |",
+            f"| **deltalog / delta-spark** | **{mo / mt:.2f}×** | |"]
 
 
 def emit(lines: List[str], out: Optional[str]) -> None:
