@@ -10,13 +10,15 @@ Modes (the last stdout line is ``RESULT <json>``):
   ``dv`` (DELETE on a table with deletion vectors), ``dml`` (UPDATE, MERGE, copy-on-write DELETE),
   ``optimize`` (six small appends, OPTIMIZE), ``stream`` (JSON files into the sink, AvailableNow).
   Reports per scenario the row count and sums read back through Spark, the file listing counts of
-  the reads, the OPTIMIZE metrics and the number of executors the driver had.
-* ``append <table> <writer> <k> <rows>``: ``k`` appends of ``rows`` rows ``(writer, seq, i)``.
+  the reads, the OPTIMIZE metrics and the number of executors the driver had (and each scenario's seconds, informative only).
+* ``append <table> <writer> <k> <rows>``: prints ``ready`` once its executor ran a job, waits for
+  ``go`` on stdin, then makes ``k`` appends of ``rows`` rows ``(writer, seq, i)`` and reports the
+  the number it made.
 * ``slowwrite <table> <partitions> <rows per partition> <sleep s>``: one append whose tasks each
   write half their rows, sleep, then write the rest (a Python ``mapInArrow`` on the executors);
   prints ``writing`` before it and ``committed <version>`` after; then reads a command per stdin
   line: ``count`` (prints ``count <rows>``), ``vacuum`` (VACUUM RETAIN 0 HOURS, prints
-  ``vacuumed <deleted files>``), ``quit``.
+  ``vacuumed``), ``quit``.
 
 Usage: python cluster_child.py <master> <mode> <args...>
 """
@@ -73,7 +75,14 @@ def listing(spark, path: str) -> list:
 
 
 def suite(spark, base: Path, n: int) -> dict:
-    out = {}
+    out = {"seconds": {}}
+    clock = [time.monotonic()]
+
+    def lap(name):
+        now = time.monotonic()
+        out["seconds"][name] = round(now - clock[0], 1)
+        clock[0] = now
+
     t = {name: str(base / name) for name in ("parts", "dv", "dml", "optimize", "stream")}
 
     # partitioned write with stats; reads with pruning and skipping (ids are contiguous per task)
@@ -86,6 +95,7 @@ def suite(spark, base: Path, n: int) -> dict:
         df = spark.read.format("deltalog").load(t["parts"]).where(pred)
         reads[name] = {"agg": agg(df), "listing": listing(spark, t["parts"])}
     out["parts"] = reads
+    lap("parts")
 
     # deletion vectors: DELETE marks rows instead of rewriting files
     spark.sql(f"CREATE TABLE deltalog.`{t['dv']}` (id BIGINT, v BIGINT) USING deltalog "
@@ -93,6 +103,7 @@ def suite(spark, base: Path, n: int) -> dict:
     spark.range(0, n, 1, 2).selectExpr("id", "id % 7 as v").write.format("deltalog").mode("append").save(t["dv"])
     spark.sql(f"DELETE FROM deltalog.`{t['dv']}` WHERE id % 10 = 0")
     out["dv"] = agg(spark.read.format("deltalog").load(t["dv"]))
+    lap("dv")
 
     # UPDATE, MERGE, copy-on-write DELETE
     spark.range(0, n, 1, 2).selectExpr("id", "id % 5 as k", "id as v").write.format("deltalog").save(t["dml"])
@@ -104,6 +115,7 @@ def suite(spark, base: Path, n: int) -> dict:
                   WHEN NOT MATCHED THEN INSERT (id, k, v) VALUES (s.id, s.id % 5, s.id * 2)""")
     spark.sql(f"DELETE FROM deltalog.`{t['dml']}` WHERE id % 9 = 0")
     out["dml"] = agg(spark.read.format("deltalog").load(t["dml"]))
+    lap("dml")
 
     # OPTIMIZE: six appends of two files each, compacted
     m = max(1, n // 6)
@@ -115,6 +127,7 @@ def suite(spark, base: Path, n: int) -> dict:
     out["optimize"] = {"agg": agg(spark.read.format("deltalog").load(t["optimize"])),
                        "numFilesAdded": metrics.get("numFilesAdded"),
                        "numFilesRemoved": metrics.get("numFilesRemoved")}
+    lap("optimize")
 
     # streaming: JSON files through the deltalog sink, Trigger.AvailableNow
     src = base / "stream-in"
@@ -131,17 +144,22 @@ def suite(spark, base: Path, n: int) -> dict:
     if q.exception() is not None:
         raise RuntimeError(f"streaming query failed: {q.exception()}")
     out["stream"] = agg(spark.read.format("deltalog").load(t["stream"]))
+    lap("stream")
     out["executors"] = executors(spark)
     return out
 
 
 def append(spark, table: str, writer: int, k: int, rows: int) -> dict:
-    versions = []
+    # warm up on the executor (not on the table), then wait for the parent's "go": both drivers
+    # start their appends together
+    spark.range(0, 10, 1, 1).selectExpr("sum(id)").collect()
+    print("ready", flush=True)
+    if sys.stdin.readline().strip() != "go":
+        raise SystemExit("no go")
     for seq in range(k):
         (spark.range(0, rows, 1, 1).selectExpr(f"{writer} as writer", f"{seq} as seq", "id as i")
          .write.format("deltalog").mode("append").save(table))
-        versions.append(int(spark.sql(f"DESCRIBE HISTORY deltalog.`{table}` LIMIT 1").collect()[0]["version"]))
-    return {"versions": versions, "executors": executors(spark)}
+    return {"appends": k, "executors": executors(spark)}
 
 
 def slowwrite(spark, table: str, parts: int, rows: int, sleep: float) -> None:
@@ -166,8 +184,8 @@ def slowwrite(spark, table: str, parts: int, rows: int, sleep: float) -> None:
             print(f"count {spark.read.format('deltalog').load(table).count()}", flush=True)
         elif cmd == "vacuum":
             spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-            deleted = spark.sql(f"VACUUM deltalog.`{table}` RETAIN 0 HOURS").count()
-            print(f"vacuumed {deleted}", flush=True)
+            spark.sql(f"VACUUM deltalog.`{table}` RETAIN 0 HOURS").collect()
+            print("vacuumed", flush=True)
         elif cmd == "quit":
             break
     _ = pa  # pyarrow must import on the driver too (mapInArrow)
