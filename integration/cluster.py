@@ -74,7 +74,8 @@ class StandaloneCluster:
         conf_dir.mkdir(parents=True, exist_ok=True)
         self.env = dict(os.environ, SPARK_HOME=self.home, SPARK_CONF_DIR=str(conf_dir),
                         SPARK_LOCAL_IP="127.0.0.1", SPARK_DAEMON_MEMORY=DAEMON_MEMORY,
-                        SPARK_NO_DAEMONIZE="1", PYSPARK_PYTHON=sys.executable,
+                        SPARK_NO_DAEMONIZE="1",
+                        SPARK_DAEMON_JAVA_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC", PYSPARK_PYTHON=sys.executable,
                         # no REST submission server (it would take the fixed port 6066)
                         SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false")
         self.env.pop("SPARK_WORKER_DIR", None)
@@ -192,6 +193,44 @@ class StandaloneCluster:
     def log_tail(self, name: str, chars: int = 3000) -> str:
         f = self.base / f"{name}.log"
         return f.read_text(errors="replace")[-chars:] if f.exists() else ""
+
+    def worker_group_pids(self, i: int) -> List[int]:
+        """Pids in worker ``i``'s process group: the worker JVM, its executor JVM, the executor's
+        Python workers (Linux ``/proc``)."""
+        p = self.workers[i]
+        if p is None:
+            return []
+        out = []
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[2]) == p.pid:  # pgrp
+                out.append(int(d))
+        return out
+
+    def open_files(self, i: int, under: Path) -> List[str]:
+        """Files below ``under`` that a process of worker ``i``'s group holds open right now."""
+        root = str(Path(under).resolve()) + os.sep
+        out = []
+        for pid in self.worker_group_pids(i):
+            try:
+                fds = os.listdir(f"/proc/{pid}/fd")
+            except OSError:
+                continue
+            for fd in fds:
+                try:
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                except OSError:
+                    continue
+                if target.startswith(root):
+                    out.append(target)
+        return out
 
     def daemon_pids(self) -> List[int]:
         return [p.pid for p in [self.master, *self.workers] if p is not None]

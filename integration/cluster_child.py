@@ -34,6 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
 
+JVM_FLAGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def session(master: str, app: str, extra=()):
     from pyspark.sql import SparkSession
 
@@ -44,7 +47,9 @@ def session(master: str, app: str, extra=()):
          .config("spark.sql.shuffle.partitions", "2")
          .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
          .config("spark.driver.memory", "768m")
-         .config("spark.executor.memory", "512m").config("spark.executor.cores", "1"))
+         .config("spark.executor.memory", "512m").config("spark.executor.cores", "1")
+         # short-lived test JVMs on a small machine: C1 only, serial GC (less CPU than the defaults)
+         .config("spark.driver.extraJavaOptions", JVM_FLAGS).config("spark.executor.extraJavaOptions", JVM_FLAGS))
     for k, v in extra:
         b = b.config(k, v)
     spark = configure_spark_with_deltalog(b, jar_path=os.environ.get("DELTALOG_JAR")).getOrCreate()
@@ -174,6 +179,9 @@ def slowwrite(spark, table: str, parts: int, rows: int, sleep: float) -> None:
 
     df = (spark.range(0, parts * rows, 1, parts).selectExpr("id", "id % 97 as v")
           .mapInArrow(slow, "id LONG, v LONG"))
+    deadline = time.monotonic() + 300
+    while executors(spark) < 2 and time.monotonic() < deadline:  # both executors get tasks
+        time.sleep(0.2)
     print("writing", flush=True)
     df.write.format("deltalog").mode("append").save(table)
     from deltalog.tables import DeltaTable
@@ -197,6 +205,10 @@ def main(argv) -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if mode == "suite":
         spark = session(master, "cluster-suite")
+        if master.startswith("spark://"):
+            deadline = time.monotonic() + 300
+            while executors(spark) < 2 and time.monotonic() < deadline:  # both executors work
+                time.sleep(0.2)
         res = suite(spark, Path(args[0]), int(args[1]))
     elif mode == "append":
         # one core each: two drivers on the two one-core workers run at the same time

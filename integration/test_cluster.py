@@ -315,17 +315,17 @@ def test_two_drivers_append_to_one_table_at_once(spark_cluster, h, tmp_path, ful
 
 
 def _kill_round(spark_cluster, h, children, table: Path, parts: int, rows: int, sleep: float):
-    """One slow write with worker 1 killed while both executors hold half-written files. Returns
+    """One slow write with worker 1 killed while its executor holds a half-written file. Returns
     the orphan (unreferenced) data files after the commit and the driver, still running (it takes
     ``count`` / ``vacuum`` / ``quit`` on stdin)."""
-    before_files = data_files(table)
     before = h.read_log(table).version
     c = start(children, h, spark_cluster.master_url, "slowwrite", table, parts, rows, sleep)
     c.wait_line("writing", timeout=600)
     deadline = time.monotonic() + 600
-    while len(data_files(table) - before_files) < 2:  # a task of each executor has its file open
+    # kill when worker 1's executor holds a data file of this write open (a half-written file)
+    while not [f for f in spark_cluster.open_files(1, table) if f.endswith(".parquet")]:
         assert c.p.poll() is None, f"the writer exited early: {c.stderr_tail()}"
-        assert time.monotonic() < deadline, "no task started writing"
+        assert time.monotonic() < deadline, "worker 1's executor never opened a data file of the write"
         time.sleep(0.05)
     spark_cluster.kill_worker(1)
     spark_cluster.start_worker(1, wait=False)
