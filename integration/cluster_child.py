@@ -151,6 +151,7 @@ def suite(spark, base: Path, n: int) -> dict:
     out["stream"] = agg(spark.read.format("deltalog").load(t["stream"]))
     lap("stream")
     out["executors"] = executors(spark)
+    out["app"] = spark.sparkContext.applicationId
     return out
 
 

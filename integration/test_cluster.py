@@ -203,13 +203,19 @@ def suites(spark_cluster, tmp_path_factory, full, h):
 
 
 def _without_timings(res: Dict) -> Dict:
-    return {k: v for k, v in res.items() if k not in ("seconds", "executors")}
+    return {k: v for k, v in res.items() if k not in ("seconds", "executors", "app")}
 
 
-def test_suite_on_cluster_equals_local_and_reference(suites):
+def test_suite_on_cluster_equals_local_and_reference(suites, spark_cluster, h):
     n, runs = suites
     (_, cluster), (_, local) = runs["cluster"], runs["local"]
     assert cluster["executors"] == 2, "the cluster driver should have had one executor on each worker"
+    # the jar reached each executor through spark.jars (Spark fetched it into the executor's
+    # directory of the application), not through the installation's classpath
+    jar = Path(h.engine_jar()).name
+    for w in range(2):
+        assert list((spark_cluster.base / f"worker-{w}" / cluster["app"]).glob(f"*/{jar}")), f"worker {w}"
+    assert not list(Path(h.spark_jars_dir()).glob("deltalog*.jar"))
     assert local["executors"] == 0
     assert _without_timings(cluster) == _without_timings(local)
     ref = reference(n)
