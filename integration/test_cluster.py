@@ -16,8 +16,11 @@ while the driver commits.
   version whose files all exist with the exact row count, the killed attempts' files are not
   referenced, and VACUUM (RETAIN 0 HOURS) removes them.
 
+* the demo (``python -m deltalog.demo``, what docker/'s ``job`` service runs) with the cluster as
+  its master (full size only).
+
 Sizes: bounded (``make test``) n = 2000 suite rows, 2 × 3 concurrent appends, one kill;
-``--full`` / ``DELTALOG_INTEGRATION_FULL=1``: n = 200000, 2 × 10 appends, 4 kill rounds.
+``--full`` / ``DELTALOG_INTEGRATION_FULL=1``: n = 200000, 2 × 10 appends, 4 kill rounds, the demo.
 """
 from __future__ import annotations
 
@@ -45,10 +48,10 @@ SLOW_SCHEMA = json.dumps({"type": "struct", "fields": [
 class Child:
     """A driver process (its own process group; killed at the end of the test if still alive)."""
 
-    def __init__(self, h, master: str, mode: str, *args) -> None:
+    def __init__(self, h, master: str, mode: str, *args, command=None, env=None) -> None:
         env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", DELTALOG_JAR=h.engine_jar(),
-                   PYTHONPATH=str(h.REPO / "python"), PYSPARK_PYTHON=sys.executable)
-        self.p = subprocess.Popen([sys.executable, str(CHILD), master, mode, *map(str, args)],
+                   PYTHONPATH=str(h.REPO / "python"), PYSPARK_PYTHON=sys.executable, **(env or {}))
+        self.p = subprocess.Popen(command or [sys.executable, str(CHILD), master, mode, *map(str, args)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True, env=env, start_new_session=True)
         self.lines: List[str] = []
@@ -374,3 +377,30 @@ def test_executor_killed_mid_write(spark_cluster, h, tmp_path, full, children):
     assert [i for (i,) in rs_rows(table, ("id",))] == want
     c.send("quit")
     assert c.result(timeout=300)["executors"] >= 1
+
+
+# ------------------------------------------------------------------------------------ the demo job
+
+
+def test_demo_job_runs_on_the_cluster(spark_cluster, h, tmp_path, children, full):
+    """What docker-compose's ``job`` service runs (``python -m deltalog.demo`` with the cluster as
+    master and a shared directory for its tables), against this cluster. Full size only: the demo
+    takes about 2 min on the cluster of a loaded 2-core machine, beyond the bounded run's budget
+    (the suite above runs the same operations in the bounded run)."""
+    if not full:
+        pytest.skip("full size only (--full or DELTALOG_INTEGRATION_FULL=1)")
+    data = tmp_path / "data"
+    c = Child(h, "", "", command=[sys.executable, "-m", "deltalog.demo"],
+              env={"DELTALOG_DEMO_MASTER": spark_cluster.master_url, "DELTALOG_DEMO_DIR": str(data)})
+    children.append(c)
+    rc = c.p.wait(timeout=900)
+    time.sleep(0.5)  # the pumps drain
+    out = "\n".join(c.lines)
+    assert rc == 0, f"the demo failed ({rc}):\n{out[-3000:]}\n{c.stderr_tail()}"
+    assert f"({spark_cluster.master_url})" in out
+    # 3 of ids 290-299 are in 'eu' (id % 3 == 0) plus the 10 appended 'eu' rows 300-309
+    assert "rows with region = 'eu' AND id >= 290: 13" in out
+    assert "agree   : True" in out
+    assert not list(data.iterdir()), "the demo removes its tables when it is done"
+    apps = [a for a in spark_cluster.state()["completedapps"] if a.get("name") == "deltalog-demo"]
+    assert apps, "the demo's application should have run on the cluster"
