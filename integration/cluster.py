@@ -5,7 +5,8 @@ org.apache.spark.deploy.master.Master`` / ``...worker.Worker``), all bound to 12
 ports, each worker with its own work directory (executors run there; the application's jars are
 fetched into it by Spark). Every daemon runs in its own process group: stopping (or killing) a
 worker takes its executor JVM and the executor's Python workers with it. ``stop()`` runs from the
-pytest fixture's finalizer and from ``atexit``, so no process outlives the test run.
+pytest fixture's finalizer and from ``atexit``, and each daemon is SIGKILLed by the kernel when
+the process that started it dies (``PR_SET_PDEATHSIG``), so no process outlives the test run.
 
     with StandaloneCluster(tmp_dir) as c:
         c.master_url          # spark://127.0.0.1:<port>
@@ -47,6 +48,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the test process dies, even by SIGKILL (Linux
+    ``PR_SET_PDEATHSIG``, kept across exec), where neither the fixture nor ``atexit`` runs."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
 
 
 _LIVE: "weakref.WeakSet[StandaloneCluster]" = weakref.WeakSet()
@@ -91,7 +102,7 @@ class StandaloneCluster:
         self._logs.append(log)
         return subprocess.Popen([os.path.join(self.home, "bin", "spark-class"), *args], env=self.env,
                                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=str(self.base), start_new_session=True)
+                                cwd=str(self.base), start_new_session=True, preexec_fn=_die_with_parent)
 
     def start(self, timeout: float = 180) -> "StandaloneCluster":
         _LIVE.add(self)
