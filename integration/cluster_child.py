@@ -14,6 +14,7 @@ Modes (the last stdout line is ``RESULT <json>``):
 * ``append <table> <writer> <k> <rows>``: prints ``ready`` once its executor ran a job, waits for
   ``go`` on stdin, then makes ``k`` appends of ``rows`` rows ``(writer, seq, i)`` and reports the
   the number it made.
+* ``features <base>``: ``cluster_features.features`` (more table features), its results.
 * ``slowwrite <table> <partitions> <rows per partition> <sleep s>``: one append whose tasks each
   write half their rows, sleep, then write the rest (a Python ``mapInArrow`` on the executors);
   prints ``writing`` before it and ``committed <version>`` after; then reads a command per stdin
@@ -215,6 +216,14 @@ def main(argv) -> None:
         # one core each: two drivers on the two one-core workers run at the same time
         spark = session(master, f"cluster-append-{args[1]}", [("spark.cores.max", "1")])
         res = append(spark, args[0], int(args[1]), int(args[2]), int(args[3]))
+    elif mode == "features":
+        spark = session(master, "cluster-features")
+        if master.startswith("spark://"):
+            deadline = time.monotonic() + 300
+            while executors(spark) < 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
+        from cluster_features import features
+        res = {"features": features(spark, args[0]), "executors": executors(spark)}
     elif mode == "slowwrite":
         spark = session(master, "cluster-slowwrite", [("spark.task.maxFailures", "8")])
         slowwrite(spark, args[0], int(args[1]), int(args[2]), float(args[3]))

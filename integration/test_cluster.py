@@ -404,3 +404,39 @@ def test_demo_job_runs_on_the_cluster(spark_cluster, h, tmp_path, children, full
     assert not list(data.iterdir()), "the demo removes its tables when it is done"
     apps = [a for a in spark_cluster.state()["completedapps"] if a.get("name") == "deltalog-demo"]
     assert apps, "the demo's application should have run on the cluster"
+
+
+# ------------------------------------------------------------------------------------ more features
+
+
+def features_reference() -> dict:
+    not3 = [i for i in range(2000) if i % 3 != 0]
+    return {
+        "zorder": [4, [[4000, sum(range(4000)), sum(i % 17 for i in range(4000))]]],
+        "cdf_merge": [["insert", 500], ["update_postimage", 500], ["update_preimage", 500]],
+        "generated_identity_check": ["DELTA_VIOLATE_CONSTRAINT_WITH_VALUES", [[2000, 2 * sum(range(2000)), 2000]]],
+        "column_mapping": [[1000, sum(range(1000)) + 10]],
+        "liquid_clustering": [3, [[3000, sum(range(3000)), 13]]],
+        "row_tracking_dv_purge": [len([i for i in not3 if i > 100]), [[2000, sum(not3)]]],
+        "convert_clone_restore": [[500, sum(range(500))]],
+        "overwrites": [[0, 250, sum(range(0, 1000, 4))], [1, 10, 45], [2, 10, 45],
+                       [3, 250, sum(range(3, 1000, 4))]],
+        "stream_source": [[1500, sum(range(1500))]],
+    }
+
+
+def test_more_features_on_cluster_equal_local(spark_cluster, h, tmp_path_factory, children, full):
+    """Z-order and liquid-clustering OPTIMIZE, MERGE with change data feed, identity / generated
+    columns and a CHECK constraint failing on an executor, column mapping, row tracking with
+    deletion vectors and REORG PURGE, CONVERT / CLONE / RESTORE, replaceWhere and dynamic partition
+    overwrite, a deltalog-to-deltalog stream: on the cluster and on local[2] at once, both equal
+    to the Python reference (``cluster_features.py``). Full size only (about 2 min more)."""
+    if not full:
+        pytest.skip("full size only (--full or DELTALOG_INTEGRATION_FULL=1)")
+    kids = {name: start(children, h, master, "features", tmp_path_factory.mktemp(f"features-{name}"))
+            for name, master in (("cluster", spark_cluster.master_url), ("local", "local[2]"))}
+    res = {name: c.result(timeout=1800) for name, c in kids.items()}
+    assert res["cluster"]["executors"] == 2
+    ref = features_reference()
+    assert res["cluster"]["features"] == ref
+    assert res["local"]["features"] == ref
