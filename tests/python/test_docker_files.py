@@ -153,3 +153,20 @@ def test_yaml_subset_parser_reads_nested_blocks():
         "services": {"a": {"image": "i:1", "ports": ["80:80"], "env": {"K": "v # not a comment"},
                            "list": ["x", {"y": 1, "z": "two"}]}, "b": None},
         "volumes": {"t": None}}
+
+
+def test_build_context_keeps_what_the_dockerfile_copies(dockerfile):
+    """docker/Dockerfile.dockerignore (BuildKit's per-Dockerfile ignore file) excludes everything
+    but the sources the build copies from the context (no .venv/, target/ or corpus in it)."""
+    lines = [l.strip() for l in (DOCKER / "Dockerfile.dockerignore").read_text().splitlines()
+             if l.strip() and not l.startswith("#")]
+    assert lines[0] == "*"
+    kept = {l[1:].split("/")[0] for l in lines if l.startswith("!")}
+    sources = set()
+    for stage in dockerfile.stages:
+        for i in stage.instructions:
+            if i.name == "COPY" and "--from=" not in i.args:
+                sources |= {p.split("/")[0] for p in i.args.split()[:-1]}
+    assert sources == kept == {"pom.xml", "scala", "python"}
+    for s in sources:
+        assert (REPO / s).exists()
