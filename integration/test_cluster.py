@@ -298,19 +298,17 @@ def test_two_drivers_append_to_one_table_at_once(spark_cluster, h, tmp_path, ful
         assert r == {"appends": k, "executors": 1}
     st = h.read_log(table)  # contiguous versions, one commitInfo and distinct txnId each
     assert st.version == 2 * k
-    seen = []
     for v in range(1, 2 * k + 1):
         added = [a for a in st.commits[v] if isinstance(a, h.AddFile)]
         assert added, f"version {v} adds nothing"
         assert all(a.dataChange for a in added)
-        seen.append(v)
     want = sorted((w, s, i) for w in (1, 2) for s in range(k) for i in range(rows))
     assert rs_rows(table, ("writer", "seq", "i")) == want
     # each (writer, seq) append is exactly one commit: its rows are in the files of one version
+    import pyarrow.parquet as pq
     per_version = {}
     for v in range(1, 2 * k + 1):
         paths = [a.path for a in st.commits[v] if isinstance(a, h.AddFile)]
-        import pyarrow.parquet as pq
         keys = set()
         for p in paths:
             t = pq.read_table(table / p, columns=["writer", "seq"]).to_pylist()
