@@ -137,11 +137,12 @@ def procs():
 
 
 def create_table(path: Path, configuration: Optional[Dict[str, str]] = None,
-                 adds: Iterable[AddFile] = ()) -> None:
-    """Writes version 0 directly (commitInfo, protocol (1,2), metaData with TxnStress's schema)."""
+                 adds: Iterable[AddFile] = (), schema: str = SCHEMA) -> None:
+    """Writes version 0 directly (commitInfo, protocol (1,2), metaData with TxnStress's schema or
+    ``schema``)."""
     log = path / "_delta_log"
     log.mkdir(parents=True)
-    md = Metadata(id=str(uuid.uuid4()), schemaString=SCHEMA, configuration=dict(configuration or {}),
+    md = Metadata(id=str(uuid.uuid4()), schemaString=schema, configuration=dict(configuration or {}),
                   createdTime=int(time.time() * 1000))
     info = CommitInfo.of(timestamp=int(time.time() * 1000), operation="CREATE TABLE",
                          operationParameters={}, isBlindAppend=True, txnId=str(uuid.uuid4()))
@@ -270,6 +271,21 @@ def read_line(p: subprocess.Popen, timeout: float) -> str:
     if not box:
         raise AssertionError(f"no output from {p.args[-4:]} within {timeout} s")
     return box[0].strip()
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory):
+    """A Spark standalone cluster (``cluster.py``): one master and two one-core workers, each its
+    own JVM on 127.0.0.1, started once for the session by the first test that asks for it and
+    stopped (every process group killed) when the session ends, pass or fail (``atexit`` too)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from cluster import StandaloneCluster
+    c = StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1, memory="1g")
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
 
 
 @pytest.fixture(scope="session")

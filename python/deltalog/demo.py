@@ -10,7 +10,11 @@
 8. write and read DataFrames with ``format("deltalog")`` (skipping, time travel, constraints);
 9. ask the protocol advisor what enabling a feature would cost.
 
-Run: ``python -m deltalog.demo``
+Run: ``python -m deltalog.demo``. On a cluster: ``DELTALOG_DEMO_MASTER=spark://host:7077`` (the
+session's master; default ``local[2]``) and ``DELTALOG_DEMO_DIR=/shared/dir`` (where the demo's
+tables go: a directory the executors see at the same path; default the system temp directory);
+``DELTALOG_JAR`` names another engine jar than the bundled one.
+``docker/docker-compose.yml``'s ``job`` service runs it so.
 """
 from __future__ import annotations
 
@@ -34,6 +38,15 @@ def _schema() -> str:
     return json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"))
 
 
+def _workdir() -> str:
+    """A new directory for one demo table, under ``DELTALOG_DEMO_DIR`` when set."""
+    import tempfile
+    base = os.environ.get("DELTALOG_DEMO_DIR")
+    if base:
+        os.makedirs(base, exist_ok=True)
+    return tempfile.mkdtemp(prefix="deltalog-demo-", dir=base or None)
+
+
 def _title(text: str) -> None:
     print("\n" + text + "\n" + "-" * len(text))
 
@@ -45,13 +58,13 @@ def main() -> None:
     from deltalog import configure_spark_with_deltalog
 
     _title("1. Local Spark with deltalog")
-    builder = (SparkSession.builder.master("local[2]").appName("deltalog-demo")
+    builder = (SparkSession.builder.master(os.environ.get("DELTALOG_DEMO_MASTER", "local[2]")).appName("deltalog-demo")
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
                .config("spark.ui.showConsoleProgress", "false"))
-    spark = configure_spark_with_deltalog(builder).getOrCreate()
+    spark = configure_spark_with_deltalog(builder, jar_path=os.environ.get("DELTALOG_JAR")).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     api = spark._jvm.io.deltalog.api.ProtocolApi
-    print(f"Spark {spark.version}; extensions = {spark.conf.get('spark.sql.extensions')}")
+    print(f"Spark {spark.version} ({spark.sparkContext.master}); extensions = {spark.conf.get('spark.sql.extensions')}")
 
     _title("2. Protocol for a new table, from its metadata")
     configuration = {"delta.enableChangeDataFeed": "true", "delta.enableDeletionVectors": "true",
@@ -125,7 +138,6 @@ def main() -> None:
 def _demo_read(spark) -> None:
     """Build a small table (log written with deltalog.actions, data with pyarrow), then read it."""
     import shutil
-    import tempfile
 
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -134,7 +146,7 @@ def _demo_read(spark) -> None:
     from deltalog.tables import DeltaTable
 
     _title("6. Reading a table: snapshot, files, time travel, checkpoint")
-    root = tempfile.mkdtemp(prefix="deltalog-demo-")
+    root = _workdir()
     log = os.path.join(root, "_delta_log")
     os.makedirs(log)
     schema = json.dumps({"type": "struct", "fields": [
@@ -202,13 +214,12 @@ def _demo_read(spark) -> None:
 def _demo_dataframes(spark) -> None:
     """DataFrames through the connector, then the protocol advisor on the table written."""
     import shutil
-    import tempfile
 
     from deltalog.advisor import plan_change
     from deltalog.tables import DeltaTable
 
     _title("8. DataFrames: format(\"deltalog\")")
-    root = os.path.join(tempfile.mkdtemp(prefix="deltalog-demo-"), "sales")
+    root = os.path.join(_workdir(), "sales")
     df = spark.createDataFrame([(i, ["eu", "us", "apac"][i % 3], i * 10.0) for i in range(300)],
                                "id long, region string, amount double").repartition(3, "id")
     df.write.format("deltalog").partitionBy("region").option("delta.enableChangeDataFeed", "true").save(root)
