@@ -106,7 +106,9 @@ def timing(runs: List[Dict[str, Any]]) -> Dict[str, float]:
     return {"first": secs[0], "median": statistics.median(secs[1:] if len(secs) > 1 else secs)}
 
 
-def check_deltalog(r: Dict[str, Any], truth: Dict[str, Any], what: str) -> None:
+def check_deltalog(r: Dict[str, Any], truth: Dict[str, Any], what: str, distributed: bool) -> None:
+    if r["distributed"] != distributed:
+        raise AssertionError(f"{what}: the load was {'' if r['distributed'] else 'not '}a Spark job")
     for k in ("version", "count", "tombstones", "paths_sum_sha256"):
         if r[k] != truth[k]:
             raise AssertionError(f"{what}: {k} = {r[k]}, generator truth {truth[k]}")
@@ -159,9 +161,9 @@ def main() -> int:
     ok = {k: v for k, v in results.items() if v and "error" not in v[-1]}
     if "deltalog" in ok:
         for r in ok["deltalog"]:
-            check_deltalog(r, truth, "deltalog distributed replay")
+            check_deltalog(r, truth, "deltalog distributed replay", True)
     if "in-driver" in ok:
-        check_deltalog(ok["in-driver"][0], truth, "deltalog in-driver replay")
+        check_deltalog(ok["in-driver"][0], truth, "deltalog in-driver replay", False)
     if "delta-spark" in ok:
         for r in ok["delta-spark"]:
             assert (r["count"], r["version"]) == (truth["count"], truth["version"]), (r, truth)

@@ -168,9 +168,11 @@ def _commit(plan: Plan, v: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ensure(files: int, parts: int, commits: int) -> Tuple[str, Dict[str, object]]:
-    """The table (built once, cached under DELTALOG_BENCH_DATA / benchmarks/.data) and its truth."""
-    d = os.path.join(generate.DATA_DIR, "large", f"large-n{files}-p{parts}-c{commits}-{generate.GEN_VERSION}b")
+def ensure(files: int, parts: int, commits: int, root: str = "") -> Tuple[str, Dict[str, object]]:
+    """The table (built once, cached under ``root``, default DELTALOG_BENCH_DATA / benchmarks/.data)
+    and its truth."""
+    d = os.path.join(root or os.path.join(generate.DATA_DIR, "large"),
+                     f"large-n{files}-p{parts}-c{commits}-{generate.GEN_VERSION}b")
     meta_path = os.path.join(d, "meta.json")
     if os.path.exists(meta_path):
         with open(meta_path) as f:

@@ -33,7 +33,8 @@ object ReplayUnit {
  *    with `'\u0000'` (no file key does), so that "the newest wins" is the same rule for them;
  *  - a commit's first `commitInfo`: its own key per version (for in-commit timestamps).
  *
- * A record is `[kind: 1 byte][version: 8][order: 4][the action as one JSON log line]`, where
+ * A record is `[kind: 1 byte][version: 8][order: 4][the action as one JSON log line]` (plain
+ * checkpoint `add` rows: binary, [[encodePlain]]), where
  * `order` is the action's index in its commit (-1 in a checkpoint, which is reconciled already
  * and older than every commit of the segment). [[newer]] keeps the record of the highest
  * (version, order): the seeds' InMemoryLogReplay rule, applied per key. [[ReplayAssembler]] turns
@@ -49,6 +50,12 @@ object ReplayRecords {
   val CommitInfoKind: Byte = 6
   /** A `protocol` / `metaData` line that does not parse: fatal only if it is the newest one. */
   val Malformed: Byte = 7
+  /**
+   * A plain checkpoint `add` row ([[PlainAddRow]]) in binary instead of JSON: path, size,
+   * modificationTime, stats, partition values (see [[encodePlain]]); the driver appends it to
+   * the state column-wise, as the local replay does.
+   */
+  val PlainAdd: Byte = 8
 
   private[log] val HeaderBytes = 13
   val ProtocolKey = "\u0000p"
@@ -58,6 +65,54 @@ object ReplayRecords {
     val b = ByteBuffer.allocate(HeaderBytes + payload.length)
     b.put(kind).putLong(version).putInt(order).put(payload)
     b.array()
+  }
+
+  private def utf8(s: String): Array[Byte] = if (s == null) null else s.getBytes(UTF_8)
+
+  /** `[header][pathLen][path][size][mtime][statsLen | -1][stats][n][keyLen key valueLen|-1 value]*n`. */
+  def encodePlain(version: Long, row: PlainAddRow): Array[Byte] = {
+    val pv = row.partitionValues.toArray.map { case (k, v) => (utf8(k), utf8(v)) }
+    val pvBytes = pv.map { case (k, v) => 8 + k.length + (if (v == null) 0 else v.length) }.sum
+    val statsLen = if (row.statsBuf == null) -1 else row.statsLen
+    val b = ByteBuffer.allocate(HeaderBytes + 4 + row.pathLen + 16 + 4 + math.max(0, statsLen) + 4 + pvBytes)
+    b.put(PlainAdd).putLong(version).putInt(-1)
+    b.putInt(row.pathLen).put(row.pathBuf.duplicate().position(row.pathOff).limit(row.pathOff + row.pathLen))
+    b.putLong(row.size).putLong(row.modificationTime)
+    b.putInt(statsLen)
+    if (statsLen >= 0) b.put(row.statsBuf.duplicate().position(row.statsOff).limit(row.statsOff + row.statsLen))
+    b.putInt(pv.length)
+    pv.foreach { case (k, v) =>
+      b.putInt(k.length).put(k)
+      if (v == null) b.putInt(-1) else b.putInt(v.length).put(v)
+    }
+    b.array()
+  }
+
+  /** Appends a [[PlainAdd]] record to `files` (no `AddFile` built). */
+  private[log] def appendPlain(r: Array[Byte], files: FileChunkBuilder): Unit = {
+    val b = ByteBuffer.wrap(r)
+    b.position(HeaderBytes)
+    val pathLen = b.getInt()
+    val pathOff = b.position()
+    b.position(pathOff + pathLen)
+    val size = b.getLong()
+    val mtime = b.getLong()
+    val statsLen = b.getInt()
+    val statsOff = b.position()
+    if (statsLen > 0) b.position(statsOff + statsLen)
+    val n = b.getInt()
+    var pv = Map.empty[String, String]
+    var i = 0
+    while (i < n) {
+      val kl = b.getInt(); val k = new String(r, b.position(), kl, UTF_8); b.position(b.position() + kl)
+      val vl = b.getInt()
+      val v = if (vl < 0) null else { val x = new String(r, b.position(), vl, UTF_8); b.position(b.position() + vl); x }
+      pv = pv.updated(k, v)
+      i += 1
+    }
+    val whole = ByteBuffer.wrap(r)
+    files.addPlain(whole, pathOff, pathLen, pv, size, mtime, if (statsLen < 0) null else whole, statsOff,
+      math.max(0, statsLen))
   }
 
   def kindOf(r: Array[Byte]): Byte = r(0)
@@ -134,10 +189,8 @@ object ReplayRecords {
       case other => small(other, version, -1).foreach { case (k, r) => emit(k, r) }
     }
     override def wantsPlainAdds: Boolean = true
-    override def acceptPlainAdd(version: Long, row: PlainAddRow): Unit = {
-      val a = row.toAddFile
-      emit(fileKeys.key(a.path, null), encode(Add, version, -1, json(a)))
-    }
+    override def acceptPlainAdd(version: Long, row: PlainAddRow): Unit =
+      emit(fileKeys.key(row.path, null), encodePlain(version, row))
   }
 
   /** Parses the JSON line of a record. */
@@ -172,6 +225,10 @@ final class ReplayAssembler(segment: LogSegment, tablePath: String, fileKeys: Fi
 
   def accept(r: Array[Byte]): Unit = {
     val kind = ReplayRecords.kindOf(r)
+    if (kind == ReplayRecords.PlainAdd) {
+      ReplayRecords.appendPlain(r, files)
+      return
+    }
     if (kind == ReplayRecords.Malformed) {
       malformed ::= ((if (ReplayRecords.orderOf(r) >= 0) "commit" else "checkpoint"), ReplayRecords.versionOf(r))
       return

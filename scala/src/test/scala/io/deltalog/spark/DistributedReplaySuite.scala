@@ -33,10 +33,18 @@ class DistributedReplaySuite {
     new LogReplay(fs, conf, table, new CommitReader(fs)).load(segment)
   }
 
-  private def distributed(table: String, segment: LogSegment): SnapshotState = {
+  /** Both plans of the job: commits first (checkpoint not shuffled), and everything shuffled. */
+  private val plans = Seq("commits first" -> Long.MaxValue, "all shuffled" -> -1L)
+
+  private def distributed(table: String, segment: LogSegment, plan: Long): SnapshotState = {
     spark
     val fs = new Path(table).getFileSystem(conf)
-    SparkDistributedReplay.replay(segment, table, FileKeys.forFileSystem(fs.getUri), conf)
+    SparkDistributedReplay.replayWith(segment, table, FileKeys.forFileSystem(fs.getUri), conf, plan, plan)
+  }
+
+  private def assertSameAsLocal(table: String, segment: LogSegment, clue: String): Unit = {
+    val expected = local(table, segment)
+    plans.foreach { case (name, plan) => assertSameState(expected, distributed(table, segment, plan), s"$clue, $name") }
   }
 
   private def assertSameState(expected: SnapshotState, actual: SnapshotState, clue: String): Unit = {
@@ -99,20 +107,20 @@ class DistributedReplaySuite {
   @Test def multiPartCheckpointAndCommitsEqualTheLocalReplay(): Unit =
     (1 to 4).foreach { seed =>
       val (table, seg) = generated(seed, before = 12, after = 10, v2 = false)
-      assertSameState(local(table.toString, seg), distributed(table.toString, seg), s"seed $seed (multi-part)")
+      assertSameAsLocal(table.toString, seg, s"seed $seed (multi-part)")
     }
 
   @Test def v2CheckpointWithSidecarsAndCommitsEqualTheLocalReplay(): Unit =
     (5 to 7).foreach { seed =>
       val (table, seg) = generated(seed, before = 10, after = 8, v2 = true)
-      assertSameState(local(table.toString, seg), distributed(table.toString, seg), s"seed $seed (V2 sidecars)")
+      assertSameAsLocal(table.toString, seg, s"seed $seed (V2 sidecars)")
     }
 
   @Test def commitsOnlyEqualTheLocalReplay(): Unit = {
     val table = newTable()
     randomCommits(new Random(42), 30).zipWithIndex.foreach { case (c, v) => writeCommit(table, v, c) }
     val seg = segment(table)
-    assertSameState(local(table.toString, seg), distributed(table.toString, seg), "commits only")
+    assertSameAsLocal(table.toString, seg, "commits only")
   }
 
   /** Every corpus table: the same state, or the same error (class and message). */
@@ -125,17 +133,19 @@ class DistributedReplaySuite {
       val seg = scala.util.Try(LogSegmentBuilder.build(fs, new Path(new Path(table), "_delta_log"), table, None, None))
       seg.foreach { s =>
         val expected = scala.util.Try(local(table, s))
-        val actual = scala.util.Try(distributed(table, s))
-        (expected, actual) match {
-          case (scala.util.Success(e), scala.util.Success(a)) => assertSameState(e, a, id); compared += 1
-          case (scala.util.Failure(e), scala.util.Failure(a)) =>
-            assertEquals(e.getClass, rootCause(a).getClass, s"$id: error class ($a)")
-            assertEquals(e.getMessage, rootCause(a).getMessage, s"$id: error message")
-          case _ => fail(s"$id: local replay gave $expected, distributed gave $actual")
+        plans.foreach { case (name, plan) =>
+          val actual = scala.util.Try(distributed(table, s, plan))
+          (expected, actual) match {
+            case (scala.util.Success(e), scala.util.Success(a)) => assertSameState(e, a, s"$id, $name"); compared += 1
+            case (scala.util.Failure(e), scala.util.Failure(a)) =>
+              assertEquals(e.getClass, rootCause(a).getClass, s"$id, $name: error class ($a)")
+              assertEquals(e.getMessage, rootCause(a).getMessage, s"$id, $name: error message")
+            case _ => fail(s"$id, $name: local replay gave $expected, distributed gave $actual")
+          }
         }
       }
     }
-    assertTrue(compared > 150, s"compared $compared corpus tables")
+    assertTrue(compared > 300, s"compared $compared corpus table replays (two plans each)")
   }
 
   /** An executor's exception reaches the driver wrapped in a SparkException (its cause kept). */
