@@ -14,6 +14,8 @@ import org.apache.spark.sql.deltalog.SessionHadoopConf
 object TableApi {
   // The first table open of a driver loads ~1,600 classes; a second thread loads them ahead.
   ClassPreload.start()
+  // Replay of very large logs as a Spark job when a session is active (see SparkDistributedReplay).
+  io.deltalog.spark.read.SparkDistributedReplay.register()
 
   // One Configuration for all tables, so DeltaLog's cache (keyed by path and conf) is reused and
   // re-opening a table only reads the commits written since (incremental update).

@@ -46,7 +46,9 @@ final case class CheckpointReadOptions(
     /** The caller knows the protocol and metadata: their rows are not read (Parquet files). */
     skipProtocolAndMetadata: Boolean = false,
     /** Read only the `sidecar` rows of the top-level files; the sidecars are not followed. */
-    onlySidecars: Boolean = false)
+    onlySidecars: Boolean = false,
+    /** Read the sidecars a V2 top-level file names (false: a distributed reader reads them itself). */
+    followSidecars: Boolean = true)
 
 object CheckpointReadOptions {
   val default: CheckpointReadOptions = CheckpointReadOptions()
@@ -110,7 +112,7 @@ object CheckpointReader {
     }
     checkpoint.files.foreach(f => readFile(conf, f, checkpoint.version, topWant, collecting, () => false))
     val found = sidecars.result()
-    if (found.nonEmpty && !options.onlySidecars) {
+    if (found.nonEmpty && !options.onlySidecars && options.followSidecars) {
       val logPath = checkpoint.files.head.getPath.getParent
       val want = CheckpointSchema.sidecarWant(options.skipStats, options.skipRemoves)
       found.foreach { sc =>
@@ -126,6 +128,15 @@ object CheckpointReader {
       }
     }
   }
+
+  /**
+   * Pushes the `add`/`remove` rows of one V2 sidecar file (found through [[sidecarPath]]) into
+   * `sink` with `version` (the checkpoint's), as [[read]] does when it follows the sidecars.
+   */
+  def readSidecar(conf: Configuration, sidecar: FileStatus, version: Long, sink: ReplaySink,
+      options: CheckpointReadOptions = CheckpointReadOptions.default): Unit =
+    readParquet(conf, sidecar, version, CheckpointSchema.sidecarWant(options.skipStats, options.skipRemoves), sink,
+      () => false)
 
   /**
    * The protocol and metadata of a checkpoint, reading only those columns and stopping as soon

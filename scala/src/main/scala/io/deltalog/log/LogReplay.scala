@@ -38,12 +38,20 @@ object CheckpointSource {
 }
 
 /**
- * Extension point for replaying very large logs as a Spark job (not implemented yet: see
- * [[LogReplay.distributedReplay]]).
+ * Replays very large logs as a distributed job (see [[LogReplay.distributedReplay]]). The Spark
+ * layer registers one when a SparkSession is in use (`io.deltalog.spark.read.SparkDistributedReplay`).
  */
 trait DistributedReplay {
+  /**
+   * Estimated-action count above which [[replay]] is used instead of the local replay, read at
+   * every load from the table's Hadoop configuration (which carries the Spark session's SQL
+   * configuration), else [[LogReplay.distributedThreshold]]. `Long.MaxValue`: not here (e.g. no
+   * session).
+   */
+  def threshold(conf: Configuration): Long = LogReplay.distributedThreshold(conf)
+
   /** The state of `segment`, reconciled by a distributed job. */
-  def replay(segment: LogSegment, tablePath: String, fileKeys: FileKeys): SnapshotState
+  def replay(segment: LogSegment, tablePath: String, fileKeys: FileKeys, conf: Configuration): SnapshotState
 }
 
 /**
@@ -158,10 +166,9 @@ private[log] final class ReverseReplay(fileKeys: FileKeys, expectedFiles: Int = 
  * JSON commits are parsed by [[CommitReader]] (streaming fast path, several files in parallel,
  * delivered newest first). The checkpoint comes from a [[CheckpointSource]].
  *
- * Large logs: when the estimated number of actions (checkpoint size in bytes / 100 plus commit
- * bytes / 250) exceeds [[LogReplay.distributedThreshold]] and a [[DistributedReplay]] is
- * registered in [[LogReplay.distributedReplay]], it is used instead of the local path. No
- * distributed implementation exists yet; the local path always works.
+ * Large logs: when a [[DistributedReplay]] is registered in [[LogReplay.distributedReplay]] and
+ * the estimated number of actions (checkpoint size in bytes / 100 plus commit bytes / 250)
+ * exceeds its [[DistributedReplay.threshold]], it is used instead of the local path.
  *
  * @param tablePath for error messages
  */
@@ -183,8 +190,8 @@ final class LogReplay(
   def load(segment: LogSegment, known: Option[(Protocol, Metadata)] = None,
       checkpointAdds: Option[Long] = None, kept: CommitBytes = null): SnapshotState = {
     LogReplay.distributedReplay match {
-      case Some(d) if LogReplay.estimatedActions(segment) > LogReplay.distributedThreshold =>
-        return d.replay(segment, tablePath, fileKeys)
+      case Some(d) if LogReplay.estimatedActions(segment) > d.threshold(conf) =>
+        return d.replay(segment, tablePath, fileKeys, conf)
       case _ =>
     }
     // The state's arrays are sized up front: `_last_checkpoint.numOfAddFiles` when it describes
@@ -328,9 +335,16 @@ object LogReplay {
   /** Property / Spark conf key of the distributed-replay threshold (estimated actions). */
   val DistributedThresholdKey = "spark.deltalog.replay.distributedThreshold"
 
-  /** Estimated-action count above which a registered [[DistributedReplay]] is used (default 5M). */
+  /**
+   * Estimated-action count above which a registered [[DistributedReplay]] is used (default 5M):
+   * the JVM system property of that name.
+   */
   def distributedThreshold: Long =
-    Option(System.getProperty(DistributedThresholdKey)).flatMap(_.toLongOption).getOrElse(5000000L)
+    Option(System.getProperty(DistributedThresholdKey)).flatMap(_.trim.toLongOption).getOrElse(5000000L)
+
+  /** [[DistributedThresholdKey]] of `conf` (a Spark session's conf reaches it), else [[distributedThreshold]]. */
+  def distributedThreshold(conf: Configuration): Long =
+    Option(conf.get(DistributedThresholdKey)).flatMap(_.trim.toLongOption).getOrElse(distributedThreshold)
 
   /** Registered distributed implementation; None = always replay locally. */
   @volatile var distributedReplay: Option[DistributedReplay] = None

@@ -35,6 +35,8 @@ import io.deltalog.spark.read.{DeltalogReader, TimeTravel, TimeTravelSpec}
  */
 class DeltalogCatalog extends DelegatingCatalogExtension with StagingTableCatalog {
 
+  io.deltalog.spark.read.SparkDistributedReplay.register()
+
   private[spark] def spark: SparkSession = SparkSession.active
 
   private[spark] def sessionCatalog = spark.asInstanceOf[ClassicSession].sessionState.catalog

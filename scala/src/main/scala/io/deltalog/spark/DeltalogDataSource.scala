@@ -34,6 +34,8 @@ import io.deltalog.commands.InvalidWriteOptionException
  */
 class DeltalogDataSource extends RelationProvider with CreatableRelationProvider with DataSourceRegister
     with SupportsV1OverwriteWithSaveAsTable with StreamSourceProvider with StreamSinkProvider {
+  io.deltalog.spark.read.SparkDistributedReplay.register()
+
   override def shortName(): String = "deltalog"
 
   override def createRelation(sqlContext: SQLContext, parameters: Map[String, String]): BaseRelation = {

@@ -17,6 +17,7 @@ class DeltalogSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     // The first table open of this driver: its classes loaded and its code compiled while the
     // session is still being created.
     io.deltalog.api.ClassPreload.start()
+    io.deltalog.spark.read.SparkDistributedReplay.register()
     extensions.injectParser((_, parser) => new DeltalogSqlParser(parser))
     extensions.injectResolutionRule(session => new DeltalogAnalysis(session))
     extensions.injectCheckRule(session => new DeltalogWriteChecks(session))
