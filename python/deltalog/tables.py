@@ -385,8 +385,8 @@ class DeltaTable:
         and removes ``delta.typeChanges`` from the schema; ``columnMapping`` rewrites every file under
         the logical column names (``REMOVE COLUMN MAPPING``); ``rowTracking`` suspends row ids and
         re-adds the files without them (``ROW TRACKING UNBACKFILL``), then drops the feature in one
-        commit (no history protection). ``typeWidening-preview`` is refused (deltalog does not write
-        tables that support it).
+        commit (no history protection). ``typeWidening-preview`` is dropped like ``typeWidening``
+        (deltalog writes tables that support it only for the drop's own commits).
 
         Raises ``DropFeatureError`` (a ``TableFeatureError``) when the drop is refused, with
         delta-spark's error classes: ``DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE`` (unknown name,

@@ -12,12 +12,13 @@ file under the logical names with the mode and ``maxColumnId`` removed, then bar
 rowTracking (writer feature, no history protection): ``SET TBLPROPERTIES`` (enable false, suspended
 true), ``ROW TRACKING UNBACKFILL`` (files re-added without row ids), then one downgrade commit that
 removes the properties and the ``delta.rowTracking`` domain; typeWidening-preview: dropped like
-typeWidening (deltalog refuses it: it does not write tables that support the preview feature).
+typeWidening (deltalog writes tables supporting the preview feature only for the drop's own commits).
 """
 from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import deltalake  # a test dependency (python/requirements-dev.txt): fail, never skip, without it
@@ -129,8 +130,6 @@ spark.sql(f"INSERT INTO delta.`{b}/tw` VALUES (1, 'x'), (2, 'y')")
 spark.sql(f"ALTER TABLE delta.`{b}/tw` ALTER COLUMN a TYPE INT")
 spark.sql(f"INSERT INTO delta.`{b}/tw` VALUES (100000, 'z')")
 spark.sql(f"ALTER TABLE delta.`{b}/tw` DROP FEATURE typeWidening")
-spark.sql(f"CREATE TABLE delta.`{b}/twp` (a SMALLINT) USING delta TBLPROPERTIES ('delta.feature.typeWidening-preview'='supported')")
-spark.sql(f"ALTER TABLE delta.`{b}/twp` DROP FEATURE `typeWidening-preview`")
 spark.sql(f"CREATE TABLE delta.`{b}/cm` (a INT, b STRING) USING delta TBLPROPERTIES ('delta.columnMapping.mode'='name')")
 spark.sql(f"INSERT INTO delta.`{b}/cm` VALUES (1, 'x'), (2, 'y')")
 spark.sql(f"ALTER TABLE delta.`{b}/cm` RENAME COLUMN b TO c")
@@ -144,7 +143,7 @@ spark.sql(f"UPDATE delta.`{b}/rt` SET a = 5 WHERE a = 2")
 rt_th = error_class(f"ALTER TABLE delta.`{b}/rt` DROP FEATURE rowTracking TRUNCATE HISTORY")
 spark.sql(f"ALTER TABLE delta.`{b}/rt` DROP FEATURE rowTracking")
 rt_dm = error_class(f"ALTER TABLE delta.`{b}/rt` DROP FEATURE domainMetadata")
-result = {"tw": log(b + "/tw"), "twp": log(b + "/twp"), "cm": log(b + "/cm"), "rt": log(b + "/rt"),
+result = {"tw": log(b + "/tw"), "cm": log(b + "/cm"), "rt": log(b + "/rt"),
           "errors": {"cm_bad": cm_bad, "rt_th": rt_th, "rt_dm": rt_dm}}
 """, base=str(base))
 
@@ -245,21 +244,82 @@ def test_type_widening_without_older_files(spark, tmp_path):
     assert rows_delta_rs(p) == [(70000,)]
 
 
-def test_type_widening_preview_is_refused_while_delta_spark_drops_it(spark, tmp_path, delta_spark,
-                                                                    delta_spark_drops):
-    # delta-spark 4.4 drops typeWidening-preview like typeWidening (barrier, then the downgrade) ...
-    assert ds_ops(delta_spark_drops["twp"]) == ["CREATE TABLE", "Empty Commit", "Empty Commit", "Empty Commit",
-                                                "DROP FEATURE"]
-    # ... but deltalog does not write tables that support it, so it refuses, writing nothing
-    p = tmp_path / "preview"
-    delta_spark.run("""
-spark.sql(f"CREATE TABLE delta.`{args['p']}` (a SMALLINT) USING delta TBLPROPERTIES ('delta.feature.typeWidening-preview'='supported')")
-""", p=str(p))
-    with pytest.raises(DropFeatureError) as e:
-        DeltaTable.forPath(spark, str(p)).dropFeatureSupport("typeWidening-preview")
-    assert e.value.errorClass == "DELTA_FEATURE_DROP_UNSUPPORTED_CLIENT_FEATURE"
-    assert str(p) in e.value.message and "delta-spark" in e.value.message
-    assert versions(p) == [0]
+PREVIEW_TABLE = """
+p = args["p"]
+spark.sql(f"CREATE TABLE delta.`{p}` (a SMALLINT, b STRING) USING delta TBLPROPERTIES "
+          "('delta.feature.typeWidening-preview' = 'supported', 'delta.enableTypeWidening' = 'true')")
+spark.sql(f"INSERT INTO delta.`{p}` VALUES (1, 'x'), (2, 'y')")
+spark.sql(f"ALTER TABLE delta.`{p}` ALTER COLUMN a TYPE INT")
+spark.sql(f"INSERT INTO delta.`{p}` VALUES (100000, 'z')")
+"""
+
+
+def test_type_widening_preview_drop_writes_what_delta_spark_writes(spark, tmp_path, delta_spark):
+    # a table of delta-spark 4.4 with the preview feature (enabling type widening does not add the
+    # stable one then); its recorded type change carries the preview's tableVersion
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    delta_spark.run(PREVIEW_TABLE, p=str(ours))
+    shutil.copytree(ours, theirs)
+    proto = one(ours, 0, "protocol")
+    assert "typeWidening-preview" in proto["readerFeatures"] and "typeWidening" not in proto["readerFeatures"]
+    assert '"tableVersion":2' in one(ours, 2, "metaData")["schemaString"]
+    # deltalog writes such a table only for the drop's own commits: an INSERT is refused, nothing written
+    with pytest.raises(Exception, match="DELTA_UNSUPPORTED_FEATURES_FOR_WRITE|typeWidening-preview"):
+        spark.sql(f"INSERT INTO {sql_path(ours)} VALUES (3, 'w')")
+    assert versions(ours) == [0, 1, 2, 3]
+
+    ds = delta_spark.run(DELTA_SPARK_LOG + """
+spark.sql(f"ALTER TABLE delta.`{args['p']}` DROP FEATURE `typeWidening-preview`")
+result = log(args["p"])
+""", p=str(theirs))
+    spark.sql(f"ALTER TABLE {sql_path(ours)} DROP FEATURE `typeWidening-preview`")
+
+    assert operations(ours)[4:] == ["UNSET TBLPROPERTIES", "REORG", "DROP FEATURE", "Empty Commit", "Empty Commit",
+                                    "Empty Commit", "DROP FEATURE"]
+    assert_same_commits_from(ours, ds, 4)
+    # the files written before the change rewritten with the INT type; typeChanges (with tableVersion) gone
+    assert sorted(a["path"] for a in kinds(ours, 5, "remove")) == sorted(a["path"] for a in kinds(ours, 1, "add"))
+    for add in kinds(ours, 5, "add"):
+        assert str(pq.read_schema(ours / add["path"]).field("a").type) == "int32"
+    assert one(ours, 6, "metaData")["schemaString"] == ds_one(ds, 6, "metaData")["schemaString"]
+    assert "typeChanges" not in one(ours, 6, "metaData")["schemaString"]
+    assert protocol_shape(one(ours, 10, "protocol")) == protocol_shape(ds_one(ds, 10, "protocol"))
+    assert "typeWidening-preview" not in json.dumps(one(ours, 10, "protocol"))
+    assert one(ours, 10, "metaData")["configuration"] == ds_one(ds, 10, "metaData")["configuration"]
+    rows = [(1, "x"), (2, "y"), (100000, "z")]
+    assert rows_deltalog(spark, ours) == rows
+    assert rows_delta_spark(delta_spark, ours, ["a", "b"]) == rows
+    assert rows_delta_rs(ours) == rows
+    # the feature gone, deltalog writes the table again
+    spark.sql(f"INSERT INTO {sql_path(ours)} VALUES (3, 'w')")
+    assert rows_delta_spark(delta_spark, ours, ["a", "b"]) == sorted(rows + [(3, "w")])
+
+
+@pytest.mark.parametrize("corpus_id", ["delta/type-widening", "delta/type-widening-nested"])
+def test_type_widening_preview_drop_of_corpus_tables(spark, tmp_path, delta_spark, corpus_id):
+    """The corpus' preview tables (widened from byte, float, decimal, date; nested fields), copied:
+    deltalog's drop reads the same rows as before, and as delta-spark's drop of another copy."""
+    from conformance_corpus import CONFORMANCE
+    entry = next(t for t in json.loads((Path(CONFORMANCE) / "manifest.json").read_text()) if t["id"] == corpus_id)
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    shutil.copytree(Path(CONFORMANCE) / entry["table_path"], ours)
+    shutil.copytree(Path(CONFORMANCE) / entry["table_path"], theirs)
+    before = delta_spark.run("result = [list(r) for r in spark.read.format('delta').load(args['p']).collect()]",
+                             p=str(ours))
+    ds = delta_spark.run(DELTA_SPARK_LOG + """
+spark.sql(f"ALTER TABLE delta.`{args['p']}` DROP FEATURE `typeWidening-preview`")
+result = log(args["p"])
+""", p=str(theirs))
+    DeltaTable.forPath(spark, str(ours)).dropFeatureSupport("typeWidening-preview")
+    first = entry["version"] + 1
+    assert operations(ours)[first:] == ds_ops(ds)[first:]
+    assert_same_commits_from(ours, ds, first)
+    last = versions(ours)[-1]
+    assert protocol_shape(one(ours, last, "protocol")) == protocol_shape(ds_one(ds, last, "protocol"))
+    assert "typeWidening-preview" not in json.dumps(one(ours, last, "protocol"))
+    after = delta_spark.run("result = [list(r) for r in spark.read.format('delta').load(args['p']).collect()]",
+                            p=str(ours))
+    assert sorted(map(repr, after)) == sorted(map(repr, before))
 
 
 # ------------------------------------------------------------------------------ columnMapping

@@ -55,6 +55,10 @@ final class DropTableFeature(
     val snapshot = log.update()
     val feature = resolve(snapshot.protocol)
     val remover = FeatureRemovers.forFeature(feature).getOrElse(throw notByDeltalog(feature))
+    ClientCapabilities.writingAlso(remover.writerFeaturesForDrop)(run(snapshot, feature, remover))
+  }
+
+  private def run(snapshot: Snapshot, feature: TableFeature, remover: FeatureRemover): Long = {
     Protocol.checkCanWrite(snapshot.protocol, ClientCapabilities.deltalog, table)
     if (feature == TableFeature.CheckpointProtection) return dropCheckpointProtection(snapshot)
     remover.checkCanRemove(snapshot, table)

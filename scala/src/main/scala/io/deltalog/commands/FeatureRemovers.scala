@@ -43,6 +43,12 @@ private[deltalog] trait FeatureRemover {
 
   /** Whether `action` (of a commit or a checkpoint) uses the feature (TRUNCATE HISTORY's history scan). */
   def actionUsesFeature(action: Action): Boolean = false
+
+  /**
+   * Features deltalog does not otherwise write that the drop's own commits may write (the
+   * feature itself when deltalog only reads it, e.g. `typeWidening-preview`).
+   */
+  def writerFeaturesForDrop: Set[String] = Set.empty
 }
 
 private[deltalog] object FeatureRemovers {
@@ -56,6 +62,7 @@ private[deltalog] object FeatureRemovers {
     case TableFeature.DomainMetadata => Some(DomainMetadataRemover)
     case TableFeature.CheckpointProtection => Some(NoTraces(TableFeature.CheckpointProtection))
     case TableFeature.TypeWidening => Some(TypeWideningRemover)
+    case TableFeature.TypeWideningPreview => Some(TypeWideningRemover.Preview)
     case TableFeature.ColumnMapping => Some(ColumnMappingRemover)
     case TableFeature.RowTracking => Some(RowTrackingRemover)
     case _ => None

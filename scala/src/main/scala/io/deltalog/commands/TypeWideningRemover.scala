@@ -22,14 +22,17 @@ import io.deltalog.txn.{Operation, OptimisticTransaction}
  * Only steps 2 and 3 count as changes that make TRUNCATE HISTORY wait for the retention period. A
  * commit of the history uses the feature when its schema records a type change.
  *
- * `typeWidening-preview` (which delta-spark 4.4 drops the same way) has no remover: deltalog does
- * not write tables that support it, so it cannot write the drop's commits either.
+ * `typeWidening-preview` is dropped the same way (as delta-spark 4.4 does; its `delta.typeChanges`
+ * also carry the `tableVersion` of each change, removed with them). deltalog does not write tables
+ * that support the preview feature, except for the drop's own commits
+ * ([[FeatureRemover.writerFeaturesForDrop]]).
  */
-private[commands] object TypeWideningRemover extends FeatureRemover {
+private[commands] class TypeWideningRemover(val feature: TableFeature) extends FeatureRemover {
   val EnableKey = "delta.enableTypeWidening"
   val TypeChangesKey = "delta.typeChanges"
 
-  def feature: TableFeature = TableFeature.TypeWidening
+  override def writerFeaturesForDrop: Set[String] =
+    if (feature == TableFeature.TypeWideningPreview) Set(feature.name) else Set.empty
 
   def traces(snapshot: Snapshot): Option[String] = {
     val m = snapshot.metadata
@@ -126,4 +129,9 @@ private[commands] object TypeWideningRemover extends FeatureRemover {
     txn.commit(Nil, Operation.dropFeatureColumnMetadata(columnsJson(changed)))
     true
   }
+}
+
+private[commands] object TypeWideningRemover extends TypeWideningRemover(TableFeature.TypeWidening) {
+  /** `typeWidening-preview`: the same traces and steps. */
+  val Preview = new TypeWideningRemover(TableFeature.TypeWideningPreview)
 }

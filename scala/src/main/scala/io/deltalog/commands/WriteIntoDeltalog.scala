@@ -170,7 +170,9 @@ final class WriteIntoDeltalog(
         (if (overwrite && exists) Map("numRemovedFiles" -> removes.size.toString,
           "numRemovedBytes" -> removed.map(_.size).sum.toString) else Map.empty) ++
         (if (cdcs.nonEmpty) Map("numAddedChangeFiles" -> cdcs.size.toString) else Map.empty)
-      val op = statement.operation(meta, modeName(mode), replaceWhere, partitionColsRequested, clusteringColumns)
+      val op = WriteIntoDeltalog.withSchemaFlags(
+        statement.operation(meta, modeName(mode), replaceWhere, partitionColsRequested, clusteringColumns),
+        statement, options.mergeSchema)
         .withMetrics(metrics).copy(userMetadata = options.userMetadata, changesData = dataChange)
       Some(txn.commit(setTxn.toSeq ++ clusterDomain ++ removes ++ adds ++ cdcs, op))
     } catch {
@@ -250,6 +252,12 @@ final class WriteIntoDeltalog(
 }
 
 object WriteIntoDeltalog {
+  /** delta-spark's `WRITE` logs `canMergeSchema: true` (a JSON boolean) when the write may merge the schema. */
+  def withSchemaFlags(op: Operation, statement: StatementContext, mergeSchema: Boolean): Operation =
+    if (!mergeSchema || op.name != "WRITE" || statement.operationName.isDefined || statement.streamingUpdate.isDefined) op
+    else op.copy(parameters = op.parameters + ("canMergeSchema" -> "true"),
+      jsonValuedParameters = op.jsonValuedParameters + "canMergeSchema")
+
   /** Ids and physical names for fields that have none, when column mapping is on. */
   def withColumnMapping(m: Metadata): Metadata = {
     if (!ColumnMappingWriter.enabled(m.configuration)) m

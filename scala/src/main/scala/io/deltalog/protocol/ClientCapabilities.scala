@@ -23,11 +23,11 @@ object ClientCapabilities {
     "rowTracking", "inCommitTimestamp", "checkpointProtection", "clustering", "allowColumnDefaults")
 
   /**
-   * What this version of deltalog supports. NOTE: this is the current state of the engine; later
+   * What this version of deltalog supports (see [[deltalog]]). NOTE: this is the current state of the engine; later
    * issues adjust these sets as features gain read or write support (e.g. writing type widening,
    * variant, IcebergCompat). Keep it in sync with python/deltalog/protocol.py.
    */
-  val deltalog: ClientCapabilities = ClientCapabilities(
+  private val released: ClientCapabilities = ClientCapabilities(
     maxReaderVersion = 3,
     maxWriterVersion = 7,
     // Reading also covers features whose data Spark 4.2 reads natively (variants, shredding,
@@ -39,6 +39,22 @@ object ClientCapabilities {
     // typeWidening: deltalog's writers never change a column type except ALTER TABLE ... ALTER COLUMN
     // TYPE, which records the change in delta.typeChanges; older files are read up-cast.
     writerFeatures = readAndWrite + "typeWidening")
+
+  private val alsoWriting = new scala.util.DynamicVariable[Set[String]](Set.empty)
+
+  /**
+   * What this deltalog writes and reads; inside [[writingAlso]] also the features given there
+   * (e.g. DROP FEATURE typeWidening-preview writes its own commits to a table deltalog does not
+   * otherwise write).
+   */
+  def deltalog: ClientCapabilities = {
+    val extra = alsoWriting.value
+    if (extra.isEmpty) released else released.copy(writerFeatures = released.writerFeatures ++ extra)
+  }
+
+  /** Runs `body` (on this thread) with deltalog also writing tables with `features`. */
+  def writingAlso[T](features: Set[String])(body: => T): T =
+    if (features.isEmpty) body else alsoWriting.withValue(alsoWriting.value ++ features)(body)
 
   /**
    * `{"maxReaderVersion", "maxWriterVersion", "readerFeatures", "writerFeatures"}`; missing versions

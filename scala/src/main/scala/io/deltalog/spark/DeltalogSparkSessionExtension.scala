@@ -5,7 +5,8 @@ import org.apache.spark.sql.SparkSessionExtensions
 /**
  * Entry point named in `spark.sql.extensions`. Spark instantiates it once per session and
  * hands it the extension points: deltalog's SQL parser (DESCRIBE PROTOCOL), the analysis rule that
- * plans reads of catalog tables ([[DeltalogAnalysis]]), the change-feed table functions
+ * plans reads of catalog tables ([[DeltalogAnalysis]]), the schema evolution of inserts
+ * ([[InsertSchemaEvolution]]), the change-feed table functions
  * (`table_changes`, `table_changes_by_path`: [[TableChangesFunction]]) and the check that refuses plain file writes
  * into a table's folder ([[DeltalogWriteChecks]]). It first checks that the running Spark is one
  * deltalog was built for, so a mismatch fails at session start with a clear message instead of an
@@ -19,6 +20,9 @@ class DeltalogSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     io.deltalog.api.ClassPreload.start()
     io.deltalog.spark.read.SparkDistributedReplay.register()
     extensions.injectParser((_, parser) => new DeltalogSqlParser(parser))
+    // schema evolution of inserts: before Spark's resolution (analyzed DataFrame writes) and during it (INSERT)
+    extensions.injectHintResolutionRule(session => new InsertSchemaEvolution(session))
+    extensions.injectResolutionRule(session => new InsertSchemaEvolution(session))
     extensions.injectResolutionRule(session => new DeltalogAnalysis(session))
     extensions.injectCheckRule(session => new DeltalogWriteChecks(session))
     TableChangesFunction.descriptions.foreach(extensions.injectTableFunction)

@@ -6,7 +6,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.catalog.CatalogTable
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.classic.{Dataset, SparkSession => ClassicSession}
-import org.apache.spark.sql.connector.catalog.{Table, V1Table}
+import org.apache.spark.sql.connector.catalog.{CatalogManager, CatalogPlugin, Identifier, LookupCatalog, Table, V1Table}
 
 /** The session catalog's view of a table that Spark keeps private. */
 object SparkCatalogInternals {
@@ -19,4 +19,16 @@ object SparkCatalogInternals {
   /** The rows of an analyzed plan as a DataFrame (what Spark's own write commands hand their sources). */
   def dataFrame(session: SparkSession, plan: LogicalPlan): DataFrame =
     Dataset.ofRows(session.asInstanceOf[ClassicSession], plan)
+
+  /** The catalog and identifier a multi-part table name resolves to in `session` (current catalog and namespace applied). */
+  def catalogAndIdentifier(session: SparkSession, parts: Seq[String]): Option[(CatalogPlugin, Identifier)] = {
+    val lookup = new LookupCatalog {
+      override protected lazy val catalogManager: CatalogManager =
+        session.asInstanceOf[ClassicSession].sessionState.catalogManager
+    }
+    parts match {
+      case lookup.CatalogAndIdentifier(c, i) => Some((c, i))
+      case _ => None
+    }
+  }
 }
