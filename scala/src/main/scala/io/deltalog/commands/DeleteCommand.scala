@@ -73,7 +73,7 @@ final class DeleteCommand(
     // ------------------------------------------------------------ candidates
     val candidates: Seq[AddFile] = cond match {
       case None => txn.filterFiles()
-      case Some(e) => txn.filterFiles(DmlSupport.partitionPredicates(e, partitionCols))
+      case Some(e) => txn.filterFiles(ReadPredicates.of(e, partitionCols))
     }
     val proof = cond.map(e => new StatsProof(e, partitionCols, physicalNames, spark.sessionState.conf.sessionLocalTimeZone))
     val proven = candidates.map(f => f -> proof.map(_.prove(f)).getOrElse((true, false)))

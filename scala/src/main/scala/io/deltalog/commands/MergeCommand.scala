@@ -154,7 +154,11 @@ final class MergeCommand(
         matchedClauses.head.condition.isEmpty
 
       // ---------------------------------------------------------- candidate files
-      val candidates0 = txn.filterFiles(targetOnly.flatMap(c => DmlSupport.partitionPredicates(c, rw.partitionCols)))
+      // recorded for conflict detection: the target-only conjuncts of the condition (delta-spark's
+      // getTargetOnlyPredicates); not-matched-by-source clauses act on every target row, so they read all
+      val candidates0 =
+        if (bySourceClauses.nonEmpty) txn.filterFiles(Seq(io.deltalog.expressions.AlwaysTrue))
+        else txn.filterFiles(targetOnly.flatMap(c => ReadPredicates.of(c, rw.partitionCols)))
       val tz = spark.sessionState.conf.sessionLocalTimeZone
       val proofs = targetOnly.map(c => new StatsProof(c, rw.partitionCols, rw.physicalNames, tz)) ++
         (if (bySourceClauses.nonEmpty) Nil else keyRangeProofs(joinCond, targetAttrs, sourceAttrs, s, rw, tz))
