@@ -212,7 +212,7 @@ final class DeleteCommand(
         return DeleteResult(0L, -1L)
       }
       val commitInfo = rowIds.filter(_ => !dvMode && rewritten.nonEmpty).map(_ => DmlSupport.rowTrackingPreserved)
-      val op = Operation.delete(predicateSql).withMetrics(metrics.operationMetrics)
+      val op = DmlSupport.withSessionUserMetadata(spark, Operation.delete(predicateSql).withMetrics(metrics.operationMetrics))
       takeBeforeCommitHook().foreach(_(path))
       val version = txn.commit(commitInfo.toSeq ++ actions, op)
       DeleteResult(numDeleted.getOrElse(-1L), version)
