@@ -126,6 +126,30 @@ def test_merge_records_the_target_only_conjuncts(spark, tmp_path, hook):
         src.alias("s"), "t.id = s.id").whenMatchedDelete().execute())
 
 
+def test_matched_only_merge_records_its_clauses_target_conjuncts(spark, tmp_path, hook):
+    """As delta-spark: a MERGE with only WHEN MATCHED clauses also records the OR over its clauses of
+    their conditions' target-only conjuncts (a target row satisfying none is left alone)."""
+    from deltalog.tables import DeltaTable
+    t = tmp_path / "t"
+    create(spark, t)
+    src = spark.createDataFrame([(i, f"m{i}", 0) for i in range(20)], "id BIGINT, name STRING, p INT")
+
+    def merge():
+        (DeltaTable.forPath(spark, str(t)).alias("t").merge(src.alias("s"), "t.id = s.id")
+         .whenMatchedUpdate("t.id < 3 AND s.name != 'x'", {"name": "s.name"})
+         .whenMatchedDelete("t.id > 16").execute())
+
+    v = version_of(t)
+    hook(f"INSERT INTO deltalog.`{t}` VALUES (10, 'late', 0)")  # matched by the source, by no clause
+    merge()
+    assert_committed_after(t, v, "MERGE")
+    got = rows(spark, t)
+    assert (10, "late", 0) in got and (1, "m1", 1) in got and not [r for r in got if r[0] > 16]
+    for late in ("(2, 'late', 0)", "(18, 'late', 0)"):
+        hook(f"INSERT INTO deltalog.`{t}` VALUES {late}")
+        expect_conflict(merge)
+
+
 def test_partition_and_data_predicates_mix(spark, tmp_path, hook):
     t = tmp_path / "t"
     create(spark, t, partitioned=True)
