@@ -73,7 +73,7 @@ final class DeleteCommand(
     // ------------------------------------------------------------ candidates
     val candidates: Seq[AddFile] = cond match {
       case None => txn.filterFiles()
-      case Some(e) => txn.filterFiles(DmlSupport.partitionPredicates(e, partitionCols))
+      case Some(e) => txn.filterFiles(ReadPredicates.of(e, partitionCols))
     }
     val proof = cond.map(e => new StatsProof(e, partitionCols, physicalNames, spark.sessionState.conf.sessionLocalTimeZone))
     val proven = candidates.map(f => f -> proof.map(_.prove(f)).getOrElse((true, false)))
@@ -212,7 +212,7 @@ final class DeleteCommand(
         return DeleteResult(0L, -1L)
       }
       val commitInfo = rowIds.filter(_ => !dvMode && rewritten.nonEmpty).map(_ => DmlSupport.rowTrackingPreserved)
-      val op = Operation.delete(predicateSql).withMetrics(metrics.operationMetrics)
+      val op = DmlSupport.withSessionUserMetadata(spark, Operation.delete(predicateSql).withMetrics(metrics.operationMetrics))
       takeBeforeCommitHook().foreach(_(path))
       val version = txn.commit(commitInfo.toSeq ++ actions, op)
       DeleteResult(numDeleted.getOrElse(-1L), version)

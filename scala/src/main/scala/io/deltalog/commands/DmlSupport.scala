@@ -70,6 +70,14 @@ private[commands] object DmlSupport {
       dvFile.foreach(p => try p.getFileSystem(hadoopConf).delete(p, false) catch { case NonFatal(_) => })
     }
 
+  /**
+   * `op` with the session's `spark.databricks.delta.commitInfo.userMetadata` when it has none
+   * (delta-spark records the session's user metadata in every commit, DML included).
+   */
+  def withSessionUserMetadata(spark: org.apache.spark.sql.SparkSession, op: io.deltalog.txn.Operation): io.deltalog.txn.Operation =
+    if (op.userMetadata.isDefined) op
+    else spark.conf.getOption(WriteOptions.UserMetadataConf).filter(_.nonEmpty).fold(op)(op.withUserMetadata)
+
   /** Whether row-level changes mark rows in deletion vectors instead of rewriting files. */
   def deletionVectorsOn(txn: OptimisticTransaction): Boolean =
     MetadataView.boolValue(EnableDvKey, txn.metadata.configuration.get(EnableDvKey)) &&

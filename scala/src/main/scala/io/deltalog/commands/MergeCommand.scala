@@ -8,7 +8,7 @@ import org.apache.spark.sql.{AnalysisException, Column, DataFrame}
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeSet, EqualTo, Expression, GreaterThanOrEqual,
   LessThanOrEqual, Literal}
-import org.apache.spark.sql.catalyst.plans.logical.Join
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join}
 import org.apache.spark.sql.classic.{Dataset => ClassicDataset, SparkSession => ClassicSession}
 import org.apache.spark.sql.deltalog.SparkInternals
 import org.apache.spark.sql.functions._
@@ -51,8 +51,9 @@ final case class MergeResult(numUpdated: Long, numDeleted: Long, numInserted: Lo
  * the table already recorded is skipped and the commit carries the `txn` action ([[IdempotentDml]]).
  *
  * Schema evolution (`withSchemaEvolution`, or `spark.databricks.delta.schema.autoMerge.enabled`):
- * source columns (and nested fields) that `UPDATE SET *` / `INSERT *` would write and the target
- * lacks are added to the table's schema in the same commit.
+ * source columns (and nested fields) that `UPDATE SET *` / `INSERT *` would write, or that an explicit
+ * assignment names (`UPDATE SET newcol = …`, `INSERT (…, newcol)`), and the target lacks are added to
+ * the table's schema in the same commit (see [[migrationSchema]]).
  *
  * @param source      the source rows; column references in conditions and values resolve against
  *                    the target (qualified by `targetAlias` when given) and the source (by its own alias)
@@ -80,9 +81,11 @@ final class MergeCommand(
     val evolve = schemaEvolution ||
       spark.conf.getOption(AutoMergeKey).exists(_.trim.equalsIgnoreCase("true"))
     val sourceSchema = source.schema
-    val evolved: Option[Metadata] = if (!evolve || !clauses.exists(_.star)) None else {
+    val evolved: Option[Metadata] = if (!evolve) None else {
       val current = WriteIntoDeltalog.parseSchema(txn.metadata.schemaString)
-      val merged = WriteSchema.mergedSchema(current, sourceSchema, mergeSchema = true, table, txn.readVersion)
+      val migration = migrationSchema(current, sourceSchema)
+      val merged = if (migration.isEmpty) current
+        else WriteSchema.mergedSchema(current, migration, mergeSchema = true, table, txn.readVersion)
       if (merged == current) None
       else Some(WriteIntoDeltalog.withColumnMapping(txn.metadata.copy(schemaString = merged.json)))
     }
@@ -154,7 +157,13 @@ final class MergeCommand(
         matchedClauses.head.condition.isEmpty
 
       // ---------------------------------------------------------- candidate files
-      val candidates0 = txn.filterFiles(targetOnly.flatMap(c => DmlSupport.partitionPredicates(c, rw.partitionCols)))
+      // recorded for conflict detection: the target-only conjuncts of the condition (delta-spark's
+      // getTargetOnlyPredicates); not-matched-by-source clauses act on every target row, so they read all
+      val candidates0 =
+        if (bySourceClauses.nonEmpty) txn.filterFiles(Seq(io.deltalog.expressions.AlwaysTrue))
+        else txn.filterFiles(targetOnly.flatMap(c => ReadPredicates.of(c, rw.partitionCols)) ++
+          (if (notMatchedClauses.isEmpty) matchedTargetPredicate(target(rw.reader.read(Nil)), s, matchedClauses,
+            rw.partitionCols).toSeq else Nil))
       val tz = spark.sessionState.conf.sessionLocalTimeZone
       val proofs = targetOnly.map(c => new StatsProof(c, rw.partitionCols, rw.physicalNames, tz)) ++
         (if (bySourceClauses.nonEmpty) Nil else keyRangeProofs(joinCond, targetAttrs, sourceAttrs, s, rw, tz))
@@ -255,6 +264,55 @@ final class MergeCommand(
       if (!ok) throw new InvalidWriteException("DELTA_MERGE_INVALID_CLAUSE", table,
         s"Table $table: ${c.title} cannot ${c.action.toUpperCase(Locale.ROOT)}; nothing was changed.")
     }
+  }
+
+  /**
+   * The source fields schema evolution adds to the target (delta-spark 4.4's rule): with a `*` clause
+   * every source field; otherwise the source fields an UPDATE / INSERT assignment names (by path,
+   * case-insensitively) that the target lacks, a new field whole, an existing struct down to its
+   * assigned new fields. Fields the target has keep the target's type.
+   */
+  private def migrationSchema(target: StructType, source: StructType): StructType = {
+    val acting = clauses.filter(_.kind != MergeClause.NotMatchedBySource)
+    if (acting.exists(_.star)) return source
+    val paths = acting.flatMap(_.assignments.map(_._1.map(lc)))
+    def under(p: Seq[String]) = paths.exists(q => q.size > p.size && q.startsWith(p))
+    def filter(src: StructType, tgt: Option[StructType], base: Seq[String]): StructType = StructType(src.fields.flatMap { f =>
+      val p = base :+ lc(f.name)
+      val existing = tgt.flatMap(_.fields.find(x => lc(x.name) == lc(f.name)))
+      (f.dataType, existing.map(_.dataType)) match {
+        case (_, None) if paths.contains(p) => Some(f)
+        case (st: StructType, None) if under(p) =>
+          Some(filter(st, None, p)).filter(_.nonEmpty).map(x => f.copy(dataType = x))
+        case (st: StructType, Some(ts: StructType)) if under(p) =>
+          Some(filter(st, Some(ts), p)).filter(_.nonEmpty).map(x => f.copy(dataType = x))
+        case _ => None
+      }
+    }.toSeq)
+    filter(source, Some(target), Nil)
+  }
+
+  /**
+   * delta-spark's extra read predicate of a MERGE with only matched clauses: the OR over those clauses
+   * of the target-only conjuncts of each clause's condition (a target row satisfying none is left
+   * alone); None when it is constantly true.
+   */
+  private def matchedTargetPredicate(t: DataFrame, s: DataFrame, clauses: Seq[MergeClause],
+      partitionCols: Set[String]): Option[io.deltalog.expressions.Predicate] = {
+    import io.deltalog.expressions.{AlwaysTrue, Predicate => LogPredicate}
+    val perClause = clauses.map { c =>
+      c.condition.fold[LogPredicate](AlwaysTrue) { x =>
+        val plan = try Some(t.join(s, condition, "inner").where(x).asInstanceOf[ClassicDataset[_]].queryExecution.analyzed)
+          catch { case NonFatal(_) => None }
+        plan.flatMap(_.collectFirst { case Filter(cond, j: Join) => (cond, j.left.outputSet) }) match {
+          case Some((cond, targetAttrs)) =>
+            val targetOnly = DmlSupport.conjuncts(cond).filter(e => e.references.nonEmpty && e.references.subsetOf(targetAttrs))
+            LogPredicate.and(targetOnly.flatMap(e => ReadPredicates.of(e, partitionCols)))
+          case None => AlwaysTrue
+        }
+      }
+    }
+    if (perClause.contains(AlwaysTrue)) None else Some(LogPredicate.or(perClause))
   }
 
   /** The merge condition resolved over (target, source): (condition, target attributes, source attributes). */

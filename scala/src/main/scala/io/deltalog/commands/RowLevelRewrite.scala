@@ -234,7 +234,7 @@ private[commands] final class RowLevelRewrite(
       withHwm.foreach(txn.updateMetadata)
       val commitInfo = rowIds.filter(_ => adds.nonEmpty).map(_ => DmlSupport.rowTrackingPreserved)
       beforeCommit()
-      val version = txn.commit(commitInfo.toSeq ++ setTxn().toSeq ++ actions, op(outcome))
+      val version = txn.commit(commitInfo.toSeq ++ setTxn().toSeq ++ actions, DmlSupport.withSessionUserMetadata(spark, op(outcome)))
       Some(outcome.copy(version = version))
     } catch {
       case NonFatal(e) =>

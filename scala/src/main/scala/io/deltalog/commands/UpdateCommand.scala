@@ -44,7 +44,7 @@ final class UpdateCommand(
 
     val candidates = cond match {
       case None => txn.filterFiles()
-      case Some(e) => txn.filterFiles(DmlSupport.partitionPredicates(e, rw.partitionCols))
+      case Some(e) => txn.filterFiles(ReadPredicates.of(e, rw.partitionCols))
     }
     val proof = cond.map(e => new StatsProof(e, rw.partitionCols, rw.physicalNames,
       spark.sessionState.conf.sessionLocalTimeZone))

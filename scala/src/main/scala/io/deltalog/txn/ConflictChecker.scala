@@ -15,7 +15,7 @@ import io.deltalog.protocol.{ClientCapabilities, Protocol}
  * Checks one losing transaction against the commits that won the versions it tried, in version
  * order (digest §8.3): protocol, metadata (allow-list of enablements), domain metadata,
  * application transactions, row-id high-water mark, concurrent appends (per isolation level and
- * the recorded partition predicates), deletes of read files, double deletes, and the in-commit
+ * the recorded read predicates: partition values and data skipping over the added file's stats), deletes of read files, double deletes, and the in-commit
  * timestamp. A winner that passes every check is adopted: later attempts are made as if the
  * transaction had read it (protocol, metadata, row-id mark, previous commit timestamp).
  */
@@ -42,10 +42,8 @@ private[txn] final class ConflictChecker(
 
   private lazy val partitionColumns = readMetadata.partitionColumns
   private lazy val physicalPartitionColumns = SchemaInfo.physicalPartitionColumns(readMetadata)
-  private lazy val partitionTypes =
-    if (partitionColumns.isEmpty) Map.empty[String, String]
-    else PartitionFilter.partitionTypes(readMetadata.schemaString, partitionColumns)
 
+  private lazy val dataFilter = new DataFilter(readMetadata)
   private lazy val readFilesByKey: Map[String, AddFile] =
     txn.recordedReadFiles.map(f => PathCodec.canonicalPathKey(f.path) -> f).toMap
   private lazy val ownRemoves: Map[String, RemoveFile] =
@@ -134,7 +132,7 @@ private[txn] final class ConflictChecker(
     if (!isBlindAppend && candidates.nonEmpty) {
       val preds = txn.recordedReadPredicates
       candidates.find { a =>
-        preds.exists(ps => ps.isEmpty || PartitionFilter.matchesAll(ps, logical(a.partitionValues), partitionTypes))
+        preds.exists(ps => ps.isEmpty || dataFilter.mayMatchAll(ps, a))
       }.foreach { a =>
         throw new ConcurrentAppendException(table, v, prettyPartition(a.partitionValues), a.path)
       }

@@ -64,7 +64,7 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
   @volatile private var _committed = false
   private var committedVersion: Long = -1L
 
-  /** Partition predicates of each read (an empty list = every file), as recorded by the reads. */
+  /** Predicates of each read (an empty list = every file), as recorded by the reads. */
   private val readPredicates = mutable.ArrayBuffer.empty[Seq[Predicate]]
   /** Files read, by canonical path key. */
   private val readFiles = mutable.LinkedHashMap.empty[String, AddFile]
@@ -90,7 +90,7 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
   /** The protocol change computed so far, if any. */
   def protocolChange: Option[Protocol] = newProtocol
 
-  /** Partition predicates recorded by reads (one entry per read). */
+  /** Predicates recorded by reads (one entry per read; their conjunction selects what it read). */
   def recordedReadPredicates: Seq[Seq[Predicate]] = readPredicates.toSeq
 
   /** Files recorded as read. */
@@ -271,14 +271,15 @@ class OptimisticTransaction(val deltaLog: DeltaLog, val snapshot: Snapshot, val 
 
   /**
    * Live files whose partition values satisfy the partition-only predicates among `predicates`
-   * (data predicates do not prune here). The partition predicates and the returned files are
-   * recorded for conflict detection.
+   * (data predicates do not prune here). All `predicates` (partition and data) and the returned
+   * files are recorded for conflict detection: a concurrently added file conflicts only when its
+   * partition values and stats may satisfy every predicate (see [[ConflictChecker]]).
    */
   def filterFiles(predicates: Seq[Predicate]): Seq[AddFile] = {
     val md = snapshot.metadata
     val partCols = md.partitionColumns
     val partitionPreds = predicates.filter(p => PartitionFilter.isPartitionOnly(p, partCols))
-    readPredicates += partitionPreds
+    readPredicates += predicates
     val files =
       if (partitionPreds.isEmpty) snapshot.allFiles.toVector
       else {

@@ -335,14 +335,14 @@ class OptimisticTransactionSuite {
 
   // ------------------------------------------------------------------ reads
 
-  @Test def filterFilesRecordsPartitionPredicates(): Unit = withDir { d =>
+  @Test def filterFilesRecordsPartitionAndDataPredicates(): Unit = withDir { d =>
     val dl = newLog(d)
     create(dl, Seq("p"))
     commitNew(dl, Seq(add("a1", Map("p" -> "a")), add("a2", Map("p" -> "a")), add("b1", Map("p" -> "b"))))
     val txn = OptimisticTransaction.start(dl)
     val files = txn.filterFiles(Seq(p("p = 'a'"), p("id > 5")))
     assertEquals(Set("a1", "a2"), files.map(_.path).toSet, "data predicates do not prune")
-    assertEquals(Seq(Seq(p("p = 'a'"))), txn.recordedReadPredicates)
+    assertEquals(Seq(Seq(p("p = 'a'"), p("id > 5"))), txn.recordedReadPredicates)
     assertEquals(Set("a1", "a2"), txn.recordedReadFiles.map(_.path).toSet)
     assertFalse(txn.readsWholeTable)
     assertEquals(3, txn.filterFiles().size)
