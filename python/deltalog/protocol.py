@@ -556,7 +556,8 @@ class ClientCapabilities:
                            "catalogManaged", "icebergCompatV1", "icebergCompatV2", "collations",
                            "collations-preview", "materializePartitionColumns"}
         # typeWidening: writers change a column type only by ALTER COLUMN TYPE (recorded in delta.typeChanges).
-        return ClientCapabilities(3, 7, frozenset(reader), frozenset(common | {"typeWidening"}))
+        # variantType: variants are written unshredded, with a nullCount and no min/max statistics.
+        return ClientCapabilities(3, 7, frozenset(reader), frozenset(common | {"typeWidening", "variantType"}))
 
 
 # -------------------------------------------------------------------- helpers (module level)

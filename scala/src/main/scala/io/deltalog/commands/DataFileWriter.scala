@@ -139,14 +139,18 @@ private[commands] object DataFileWriter {
     // upper-cased: Spark's Parquet writer looks the value up by its exact enum name
     val value = option.orElse(Option(current).map(_.trim.toUpperCase(java.util.Locale.ROOT)))
       .orElse(if (inSession) None else Some(DefaultTimestampType))
-    value match {
-      case Some(v) if v != current =>
-        val c = new Configuration(base)
-        c.set(key, v)
-        c
-      case _ => base
+    val shredding = base.get(VariantShreddingKey)
+    if (value.forall(_ == current) && (shredding == null || shredding == "false")) base
+    else {
+      val c = new Configuration(base)
+      value.foreach(c.set(key, _))
+      // variants are written unshredded: shredded ones need the variantShredding feature
+      c.set(VariantShreddingKey, "false")
+      c
     }
   }
+
+  private val VariantShreddingKey = "spark.sql.variant.writeShredding.enabled"
 
   /** The first deltalog error among the causes of `e` (task failures arrive wrapped). */
   def deltalogCause(e: Throwable): Option[DeltalogException] = {

@@ -38,7 +38,10 @@ object ClientCapabilities {
       "materializePartitionColumns"),
     // typeWidening: deltalog's writers never change a column type except ALTER TABLE ... ALTER COLUMN
     // TYPE, which records the change in delta.typeChanges; older files are read up-cast.
-    writerFeatures = readAndWrite + "typeWidening")
+    // variantType: variant columns are written by Spark's Parquet writer as the spec's unshredded
+    // group (binary `value` + `metadata`), with a nullCount and no min/max (FileStatsCollector);
+    // delta-rs 1.x lists it in every table-features protocol it creates, variant column or not.
+    writerFeatures = readAndWrite + "typeWidening" + "variantType")
 
   private val alsoWriting = new scala.util.DynamicVariable[Set[String]](Set.empty)
 

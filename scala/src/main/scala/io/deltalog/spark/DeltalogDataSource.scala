@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.streaming.{Sink, Source}
 import org.apache.spark.sql.sources.{BaseRelation, CreatableRelationProvider, DataSourceRegister, RelationProvider,
   StreamSinkProvider, StreamSourceProvider}
 import org.apache.spark.sql.streaming.OutputMode
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{ArrayType, DataType, MapType, StructType, VariantType}
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.deltalog.commands.InvalidWriteOptionException
@@ -37,6 +37,18 @@ class DeltalogDataSource extends RelationProvider with CreatableRelationProvider
   io.deltalog.spark.read.SparkDistributedReplay.register()
 
   override def shortName(): String = "deltalog"
+
+  /**
+   * Spark's default refuses VARIANT for V1 writes; deltalog writes variant columns (unshredded, the
+   * `variantType` feature, statistics without min/max), anywhere in the schema.
+   */
+  override def supportsDataType(dt: DataType): Boolean = dt match {
+    case VariantType => true
+    case s: StructType => s.fields.forall(f => supportsDataType(f.dataType))
+    case a: ArrayType => supportsDataType(a.elementType)
+    case m: MapType => supportsDataType(m.keyType) && supportsDataType(m.valueType)
+    case other => super.supportsDataType(other)
+  }
 
   override def createRelation(sqlContext: SQLContext, parameters: Map[String, String]): BaseRelation = {
     DeltalogDataSource.refuseCatalogEntry(parameters, "reading")
