@@ -1,4 +1,4 @@
-package io.deltalog.spark.streaming
+package io.deltalog.spark.stream
 
 import java.util.Locale
 
