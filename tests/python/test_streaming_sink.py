@@ -290,6 +290,15 @@ def test_to_table_cluster_by_creates_a_clustered_table(spark, tmp_path):
 
         assert created(ours) == created(ref)
         assert sorted(tuple(r) for r in spark.table("stream_sink_clustered").collect()) == expected(batches)
+        # by path: the table the first batch creates is clustered the same way
+        out = tmp_path / "by_path"
+        run_available_now(stream(spark, src).writeStream.clusterBy("key").format("deltalog")
+                          .option("checkpointLocation", str(tmp_path / "c2")), path=out)
+        by_path = spark.sql(f"DESCRIBE DETAIL deltalog.`{out}`").first()
+        assert by_path["clusteringColumns"] == ["key"]
+        assert created(by_path) == created(ref)
+        assert table_rows(spark, out) == expected(batches)
+        assert "__clustering_columns" not in json.dumps(commit(out, 0))
     finally:
         for t in ("stream_sink_clustered", "stream_sink_clustered_ref"):
             spark.sql(f"DROP TABLE IF EXISTS {t}")

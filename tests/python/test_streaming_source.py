@@ -431,6 +431,13 @@ def test_column_mapping_drop_is_refused(spark, tmp_path):
         run_available_now(stream(spark, path, startingVersion=0), "src_cmdrop", tmp_path / "cp")
     text = error_text(e.value)
     assert "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG" in text and "'b' was dropped" in text
+    assert "Please provide a 'schemaTrackingLocation' to enable non-additive schema evolution" in text  # delta-spark's
+    # deltalog has no schema tracking log: the option is refused up front, not ignored
+    with pytest.raises(Exception) as e:
+        run_available_now(stream(spark, path, startingVersion=0, schemaTrackingLocation=str(tmp_path / "cp2" / "s")),
+                          "src_cmdrop2", tmp_path / "cp2")
+    text = error_text(e.value)
+    assert "DELTA_INVALID_READ_OPTION" in text and "schemaTrackingLocation is not supported" in text
 
 
 def test_read_stream_table(spark, tmp_path):
