@@ -267,6 +267,43 @@ def test_to_table_on_catalog_table(spark, tmp_path):
             spark.sql(f"DROP TABLE IF EXISTS {t}")
 
 
+def test_to_table_cluster_by_creates_a_clustered_table(spark, tmp_path):
+    src = tmp_path / "in"
+    batches = [rows_for(b) for b in range(2)]
+    write_inputs(src, batches)
+    for t in ("stream_sink_clustered", "stream_sink_clustered_ref"):
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    try:
+        run_available_now(stream(spark, src).writeStream.clusterBy("key").format("deltalog")
+                          .option("checkpointLocation", str(tmp_path / "c")), table="stream_sink_clustered")
+        spark.sql("CREATE TABLE stream_sink_clustered_ref (id BIGINT, key STRING, v BIGINT) USING deltalog "
+                  "CLUSTER BY (key)")
+        ours = spark.sql("DESCRIBE DETAIL stream_sink_clustered").first()
+        ref = spark.sql("DESCRIBE DETAIL stream_sink_clustered_ref").first()
+        assert ours["clusteringColumns"] == ref["clusteringColumns"] == ["key"]
+        assert ours["partitionColumns"] == []
+
+        def created(detail):  # the CREATE commit's protocol and clustering domain
+            actions = commit(Path(detail["location"].replace("file:", "")), 0)
+            domains = [d for d in kind(actions, "domainMetadata") if d["domain"] == "delta.clustering"]
+            return kind(actions, "protocol")[0], [json.loads(d["configuration"]) for d in domains]
+
+        assert created(ours) == created(ref)
+        assert sorted(tuple(r) for r in spark.table("stream_sink_clustered").collect()) == expected(batches)
+        # by path: the table the first batch creates is clustered the same way
+        out = tmp_path / "by_path"
+        run_available_now(stream(spark, src).writeStream.clusterBy("key").format("deltalog")
+                          .option("checkpointLocation", str(tmp_path / "c2")), path=out)
+        by_path = spark.sql(f"DESCRIBE DETAIL deltalog.`{out}`").first()
+        assert by_path["clusteringColumns"] == ["key"]
+        assert created(by_path) == created(ref)
+        assert table_rows(spark, out) == expected(batches)
+        assert "__clustering_columns" not in json.dumps(commit(out, 0))
+    finally:
+        for t in ("stream_sink_clustered", "stream_sink_clustered_ref"):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
 # ----------------------------------------------------------------------------- foreachBatch
 def test_foreach_batch_merge_and_write_idempotent(spark, tmp_path):
     """foreachBatch with a MERGE that adds to the target (not idempotent by itself) under the session's

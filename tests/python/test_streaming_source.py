@@ -307,6 +307,59 @@ def test_partition_filter_prunes_each_batch(spark, tmp_path):
         q.stop()
 
 
+def scan_file_counts(q) -> list:
+    """The "number of files read" of every file scan in the query's last micro-batch."""
+    leaves = q._jsq.streamingQuery().lastExecution().executedPlan().collectLeaves().iterator()
+    out = []
+    while leaves.hasNext():
+        m = leaves.next().metrics().get("numFiles")
+        if m.isDefined():
+            out.append(m.get().value())
+    return out
+
+
+def test_data_filter_skips_files_by_stats(spark, tmp_path):
+    path = tmp_path / "t"
+    create(spark, path)
+    for lo in (0, 100, 200):                      # one file per commit: ids lo .. lo + 9
+        append(spark, path, range(lo, lo + 10))
+    q = (stream(spark, path).where("id > 100").writeStream.format("memory").queryName("src_skip")
+         .option("checkpointLocation", str(tmp_path / "cp")).start())
+    try:
+        q.processAllAvailable()
+        adds = [json.loads(ln)["add"] for f in sorted((path / "_delta_log").glob("*.json"))
+                for ln in f.read_text().splitlines() if '"add"' in ln]
+        maybe = [a for a in adds if json.loads(a["stats"])["maxValues"]["id"] > 100]
+        assert 0 < len(maybe) < len(adds)
+        assert scan_file_counts(q) == [len(maybe)]   # the initial snapshot's batch: the file of 0..9 is skipped
+        append(spark, path, range(20, 30))           # a new commit whose stats exclude it ...
+        append(spark, path, [5, 500])                # ... and one that may match
+        q.processAllAvailable()
+        assert scan_file_counts(q) == [1]           # the last batch (both commits) reads one file
+        assert ids(spark, "src_skip") == list(range(101, 110)) + list(range(200, 210)) + [500]
+    finally:
+        q.stop()
+
+
+def test_exclude_regex_as_delta_spark(spark, delta_spark, tmp_path):
+    path = tmp_path / "t"
+    create(spark, path, partitioned=True)
+    for k in range(3):
+        append(spark, path, range(k * 10, k * 10 + 10), files=2)
+    run_available_now(stream(spark, path, excludeRegex="p=1/", maxFilesPerTrigger=2), "src_excl", tmp_path / "cp")
+    code = (
+        "q = (spark.readStream.format('delta').option('excludeRegex', 'p=1/').option('maxFilesPerTrigger', '2')"
+        ".load(args['p']).writeStream.format('memory').queryName(args['name'])"
+        ".option('checkpointLocation', args['cp']).trigger(availableNow=True).start())\n"
+        "q.awaitTermination()\n"
+        "result = sorted(r[0] for r in spark.sql('SELECT id FROM ' + args['name']).collect())\n")
+    theirs = delta_spark.run(code, p=str(path), name="ds_excl", cp=str(tmp_path / "cp_ds"))
+    assert ids(spark, "src_excl") == theirs == [i for i in range(30) if i % 2 == 0]
+    with pytest.raises(Exception) as e:
+        run_available_now(stream(spark, path, excludeRegex="part-("), "src_excl_bad", tmp_path / "cp_bad")
+    assert "DELTA_REGEX_OPT_SYNTAX_ERROR" in error_text(e.value) and "excludeRegex" in error_text(e.value)
+
+
 def test_read_change_feed_stream(spark, tmp_path):
     path = tmp_path / "t"
     t = create(spark, path, props="TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true', "
@@ -378,6 +431,13 @@ def test_column_mapping_drop_is_refused(spark, tmp_path):
         run_available_now(stream(spark, path, startingVersion=0), "src_cmdrop", tmp_path / "cp")
     text = error_text(e.value)
     assert "DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG" in text and "'b' was dropped" in text
+    assert "Please provide a 'schemaTrackingLocation' to enable non-additive schema evolution" in text  # delta-spark's
+    # deltalog has no schema tracking log: the option is refused up front, not ignored
+    with pytest.raises(Exception) as e:
+        run_available_now(stream(spark, path, startingVersion=0, schemaTrackingLocation=str(tmp_path / "cp2" / "s")),
+                          "src_cmdrop2", tmp_path / "cp2")
+    text = error_text(e.value)
+    assert "DELTA_INVALID_READ_OPTION" in text and "schemaTrackingLocation is not supported" in text
 
 
 def test_read_stream_table(spark, tmp_path):

@@ -30,7 +30,7 @@ import io.deltalog.txn.{OptimisticTransaction, Operation, TableProperties}
  *  - rules: NOT NULL, invariants, CHECK, generated and identity columns ([[WriteRules]]);
  *  - `txnAppId`/`txnVersion`: a version already applied is skipped (returns None);
  *  - a streaming sink's micro-batch (`statement.streamingUpdate`): append or, for complete mode,
- *    overwrite, recorded as `STREAMING UPDATE` ([[io.deltalog.spark.streaming.DeltalogSink]]).
+ *    overwrite, recorded as `STREAMING UPDATE` ([[io.deltalog.spark.stream.DeltalogSink]]).
  *
  * @return the committed version, or None when nothing was written (ignore, idempotent skip)
  */

@@ -101,7 +101,7 @@ object DeltalogAnalysis {
     }
     import scala.jdk.CollectionConverters._
     val extra = Option(s.extraOptions).map(_.asCaseSensitiveMap().asScala.toMap).getOrElse(Map.empty)
-    org.apache.spark.sql.deltalog.SparkStreamingInternals.v1StreamingRelation(session,
+    org.apache.spark.sql.deltalog.StreamingInternals.v1StreamingRelation(session,
       classOf[DeltalogDataSource].getName, t.options ++ extra + ("path" -> t.path), t.catalogTable, s)
   }
 

@@ -29,7 +29,7 @@ import io.deltalog.commands.InvalidWriteOptionException
  * Streaming reads (`readStream.format("deltalog")`) are a V1 `StreamSourceProvider`
  * ([[io.deltalog.spark.stream.DeltalogSource]]): the V2 table declares no streaming read, so Spark
  * falls back to it. `writeStream.format("deltalog")` gets the V1 streaming sink
- * [[streaming.DeltalogSink]] (the table declares no streaming write, so Spark asks this provider
+ * [[stream.DeltalogSink]] (the table declares no streaming write, so Spark asks this provider
  * for a `Sink`).
  */
 class DeltalogDataSource extends RelationProvider with CreatableRelationProvider with DataSourceRegister
@@ -97,9 +97,9 @@ class DeltalogDataSource extends RelationProvider with CreatableRelationProvider
     val path = parameters.collectFirst { case (k, v) if k.equalsIgnoreCase("path") && v.nonEmpty => v }.getOrElse(
       throw new InvalidWriteOptionException("path", "", "the table path: use start(\"/path/to/table\") or toTable(name)"))
     if (outputMode != OutputMode.Append() && outputMode != OutputMode.Complete()) {
-      throw streaming.DeltalogSink.unsupportedOutputMode(path, outputMode)
+      throw stream.DeltalogSink.unsupportedOutputMode(path, outputMode)
     }
-    new streaming.DeltalogSink(sqlContext, path, partitionColumns, outputMode, parameters)
+    new stream.DeltalogSink(sqlContext, path, partitionColumns, outputMode, parameters)
   }
 
   /** The schema comes from the log when the table is used; nothing is read here. */

@@ -46,7 +46,7 @@ final class DeltalogSource(
 
   private val table = deltaLog.tablePath.toString
   private val tableId = initSnapshot.metadata.id
-  private val frames = new SourceBatchFrames(spark, deltaLog, initSnapshot.metadata, initSnapshot.protocol)
+  private val frames = new SourceBatchFrames(spark, deltaLog, initSnapshot)
   private val schemaChecks = new SourceSchemaChecks(table, initSnapshot.metadata, initSnapshot.version,
     options.hasStartingOption)
   private[stream] val commits = new SourceCommits(deltaLog, table, options, schemaChecks.check)
@@ -176,7 +176,8 @@ final class DeltalogSource(
     val to = DeltalogSourceOffset(tableId, table, end)
     val from = start.map(DeltalogSourceOffset(tableId, table, _)).getOrElse(firstBatchStart(to))
     log.info(s"getBatch for table $table from $from to $to")
-    if (options.readChangeFeed) changeFeedBatch(from, to) else frames.files(filesBetween(from, to))
+    if (options.readChangeFeed) changeFeedBatch(from, to)
+    else frames.files(filesBetween(from, to).filter(a => options.delivers(a.path)))
   }
 
   /**

@@ -40,7 +40,7 @@ object DeltalogStreamSource {
 
   def sourceSchema(spark: SparkSession, userSchema: Option[StructType], parameters: Map[String, String]): StructType = {
     val (deltaLog, _, options, snapshot) = open(spark, parameters)
-    val frames = new SourceBatchFrames(spark, deltaLog, snapshot.metadata, snapshot.protocol)
+    val frames = new SourceBatchFrames(spark, deltaLog, snapshot)
     val schema = if (options.readChangeFeed) frames.changeFeedSchema else frames.schema
     userSchema.foreach { s =>
       if (!SourceSchemaChecks.sameSchema(s, schema)) throw new InvalidReadOptionException(deltaLog.tablePath.toString,

@@ -9,27 +9,28 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.deltalog.SparkCatalogInternals
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.sources.BaseRelation
 import org.apache.spark.sql.types.{LongType, NullType, StringType, StructField, StructType, TimestampType}
 
-import io.deltalog.actions.{AddFile, Metadata}
-import io.deltalog.log.DeltaLog
-import io.deltalog.protocol.Protocol
+import io.deltalog.actions.AddFile
+import io.deltalog.log.{DeltaLog, Snapshot}
 import io.deltalog.schema.{ColumnMapping, DeltaSchema, PartitionValues}
-import io.deltalog.spark.read.{ChangeFeedFileIndex, ChangeFeedReader, DeltalogFileIndex, DeltalogParquetFileFormat,
+import io.deltalog.spark.read.{ChangeFeedReader, DeltalogFileIndex, DeltalogParquetFileFormat, FloatBoundsTrust,
   TypeWidening}
 
 /**
  * The DataFrames of the stream's micro-batches, read with the batch reader's pieces: a fixed
- * list of `add`s becomes Spark's file-source relation over [[ChangeFeedFileIndex]] (partition
- * filters of the query prune it) and [[DeltalogParquetFileFormat]] (deletion vectors, column
+ * list of `add`s becomes Spark's file-source relation over [[SourceFileIndex]] (the query's
+ * partition filters and, on the `add`s' stats, its data filters prune it) and [[DeltalogParquetFileFormat]] (deletion vectors, column
  * mapping, type widening), with the stream's schema (the table's when the source started).
  * Change-feed batches are [[ChangeFeedReader]] over the batch's versions. Every DataFrame is a
  * streaming one, as Spark requires of a source's batches.
  */
-final class SourceBatchFrames(spark: SparkSession, deltaLog: DeltaLog, metadata: Metadata, protocol: Protocol) {
+final class SourceBatchFrames(spark: SparkSession, deltaLog: DeltaLog, snapshot: Snapshot) {
+  private val metadata = snapshot.metadata
+  private val protocol = snapshot.protocol
   private val table = deltaLog.tablePath.toString
   private val fullSchema = DeltaSchema.tableSchema(metadata, table)
   private val tableSchema = StructType(fullSchema.fields.filterNot(_.dataType == NullType))
@@ -41,6 +42,7 @@ final class SourceBatchFrames(spark: SparkSession, deltaLog: DeltaLog, metadata:
   private val sparkPartitionSchema = ColumnMapping.dropInternalMetadata(partitionSchema)
   private val partitionKeys = partitionSchema.fields.map(f => ColumnMapping.partitionValueKey(tableSchema, f.name, mode))
   private val tableUri = deltaLog.tablePath.toUri
+  private lazy val floatBoundsTrusted = FloatBoundsTrust.of(spark, snapshot) == FloatBoundsTrust.Trusted
 
   /** The schema of [[files]] batches (the batch reader's schema of the table). */
   val schema: StructType = SourceSchemaChecks.sparkSchema(metadata, table)
@@ -58,12 +60,13 @@ final class SourceBatchFrames(spark: SparkSession, deltaLog: DeltaLog, metadata:
     val directories = byPartition.toSeq.map { case (pv, group) =>
       val row = if (partitionSchema.isEmpty) InternalRow.empty
         else PartitionValues.parseRow(pv, partitionSchema, partitionKeys, zone)
-      PartitionDirectory(row, group.toSeq.map { a =>
+      row -> group.toSeq.map { a =>
         DeltalogFileIndex.fileStatus(DeltalogFileIndex.resolvePath(tableUri, a.path), a.size, a.modificationTime,
-          a.deletionVector.orNull)
-      })
+          a.deletionVector.orNull) -> a.stats.orNull
+      }
     }
-    val index = new ChangeFeedFileIndex(deltaLog.tablePath, sparkPartitionSchema, directories)
+    val index = new SourceFileIndex(deltaLog.tablePath, partitionSchema, tableSchema, mode, floatBoundsTrusted,
+      directories)
     val format = new DeltalogParquetFileFormat(mode, adds.exists(_.deletionVector.isDefined), table, tableSchema, fallbacks)
     streaming(HadoopFsRelation(index, sparkPartitionSchema, sparkDataSchema, None, format, Map.empty)(spark))
   }

@@ -1,10 +1,14 @@
 package io.deltalog.spark.stream
 
 import java.util.Locale
+import java.util.regex.PatternSyntaxException
+
+import scala.util.matching.Regex
 
 import org.apache.spark.network.util.JavaUtils
 import org.apache.spark.sql.catalyst.util.CaseInsensitiveMap
 
+import io.deltalog.exceptions.StreamingSourceException
 import io.deltalog.spark.read.InvalidReadOptionException
 
 /**
@@ -12,7 +16,8 @@ import io.deltalog.spark.read.InvalidReadOptionException
  * a version or `latest` — or `startingTimestamp`; default: the current snapshot, then new
  * commits), how much per micro-batch (`maxFilesPerTrigger`, default 1000; `maxBytesPerTrigger`),
  * what to do with commits that change or delete data (`skipChangeCommits`, and the deprecated
- * `ignoreDeletes` / `ignoreChanges`) and `readChangeFeed`.
+ * `ignoreDeletes` / `ignoreChanges`), `readChangeFeed` and `excludeRegex` (files whose `add.path`
+ * contains a match are not delivered; they still count against the rate limits, as in delta-spark).
  */
 final case class SourceOptions(
     startingVersion: Option[String],
@@ -22,7 +27,8 @@ final case class SourceOptions(
     skipChangeCommits: Boolean,
     ignoreDeletes: Boolean,
     ignoreChanges: Boolean,
-    readChangeFeed: Boolean) {
+    readChangeFeed: Boolean,
+    excludeRegex: Option[Regex] = None) {
 
   def hasStartingOption: Boolean = startingVersion.isDefined || startingTimestamp.isDefined
 
@@ -31,6 +37,9 @@ final case class SourceOptions(
 
   /** Commits that only remove data are allowed (nothing is delivered for them). */
   def allowsDeletes: Boolean = allowsChanges || ignoreDeletes
+
+  /** False for a file `excludeRegex` excludes. */
+  def delivers(addPath: String): Boolean = excludeRegex.forall(_.findFirstIn(addPath).isEmpty)
 }
 
 object SourceOptions {
@@ -42,6 +51,7 @@ object SourceOptions {
   val IgnoreDeletes = "ignoreDeletes"
   val IgnoreChanges = "ignoreChanges"
   val ReadChangeFeed = "readChangeFeed"
+  val ExcludeRegex = "excludeRegex"
 
   val DefaultMaxFilesPerTrigger = 1000
 
@@ -76,7 +86,18 @@ object SourceOptions {
       throw new InvalidReadOptionException(table,
         s"Please either provide '$StartingVersion' or '$StartingTimestamp' (both are set)")
     }
+    val excludeRegex = o.get(ExcludeRegex).map { v =>
+      try v.r catch {
+        case e: PatternSyntaxException => throw new StreamingSourceException("DELTA_REGEX_OPT_SYNTAX_ERROR",
+          s"Please recheck your syntax for '$ExcludeRegex' (table $table): '$v' is not a valid regular expression " +
+            s"(${e.getDescription}).")
+      }
+    }
+    if (excludeRegex.isDefined && bool(ReadChangeFeed)) {
+      throw new InvalidReadOptionException(table, s"$ExcludeRegex is not supported together with $ReadChangeFeed " +
+        s"by deltalog's streaming source; drop one of the two options")
+    }
     SourceOptions(startingVersion, startingTimestamp, maxFiles, maxBytes, bool(SkipChangeCommits),
-      bool(IgnoreDeletes), bool(IgnoreChanges), bool(ReadChangeFeed))
+      bool(IgnoreDeletes), bool(IgnoreChanges), bool(ReadChangeFeed), excludeRegex)
   }
 }

@@ -40,12 +40,14 @@ final class SourceSchemaChecks(
     val (older, newer) = if (version <= initVersion) (m, initMetadata) else (initMetadata, m)
     renamedOrDropped(older, newer).foreach { what =>
       throw new StreamingSourceException("DELTA_STREAMING_INCOMPATIBLE_SCHEMA_CHANGE_USE_SCHEMA_LOG",
-        s"Streaming read is not supported on tables with read-incompatible schema changes (e.g. rename or drop or " +
-          s"datatype changes): $what at version $version of table $table. Please provide a " +
-          "'schemaTrackingLocation' to enable non-additive schema evolution for Delta stream processing (deltalog " +
-          "does not implement schema tracking yet: start a new stream with a new checkpoint and a startingVersion " +
-          s"after $version instead). Read schema: ${readSchema.simpleString}. Incompatible data schema: " +
-          s"${SourceSchemaChecks.sparkSchema(m, table).simpleString}.")
+        // delta-spark's message, then what happened and what to do with deltalog (no schema tracking log)
+        "Streaming read is not supported on tables with read-incompatible schema changes (e.g. rename or drop or " +
+          "datatype changes).\nPlease provide a 'schemaTrackingLocation' to enable non-additive schema evolution " +
+          s"for Delta stream processing.\nSee ${SourceSchemaChecks.ColumnMappingDocs} for more details.\n" +
+          s"Read schema: ${readSchema.json}. Incompatible data schema: ${SourceSchemaChecks.sparkSchema(m, table).json}." +
+          s"\nTable $table, version $version: $what. deltalog's streaming source does not implement " +
+          "schemaTrackingLocation: start a new stream with a new checkpoint and a startingVersion after " +
+          s"$version instead.")
     }
     val dataSchema = SourceSchemaChecks.sparkSchema(m, table)
     val samePartitioning = m.partitionColumns.map(_.toLowerCase(Locale.ROOT)) ==
@@ -90,6 +92,9 @@ final class SourceSchemaChecks(
 }
 
 object SourceSchemaChecks {
+  /** The documentation page delta-spark's schema-change errors point to. */
+  val ColumnMappingDocs = "https://docs.delta.io/latest/versioning.html#column-mapping"
+
   /** The schema Spark sees for `m` (void columns and column-mapping metadata dropped). */
   def sparkSchema(m: Metadata, table: String): StructType = {
     val full = DeltaSchema.tableSchema(m, table)

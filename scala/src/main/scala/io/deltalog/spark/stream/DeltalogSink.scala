@@ -1,10 +1,12 @@
-package io.deltalog.spark.streaming
+package io.deltalog.spark.stream
 
 import java.util.Locale
 
 import org.apache.spark.sql.{DataFrame, SQLContext, SaveMode}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 import org.apache.spark.sql.deltalog.StreamingInternals
+import org.apache.spark.sql.connector.expressions.Expressions
+import org.apache.spark.sql.execution.datasources.DataSourceUtils
 import org.apache.spark.sql.execution.streaming.Sink
 import org.apache.spark.sql.streaming.OutputMode
 import org.slf4j.LoggerFactory
@@ -23,6 +25,9 @@ import io.deltalog.txn.Operation
  *  - Append: the batch's rows are added.
  *  - Complete: the batch's rows replace the table's contents in one commit (removes + adds).
  *
+ * `writeStream.clusterBy(cols)` (Spark hands it over as an option) clusters the table the first
+ * batch creates, as `CREATE TABLE ... CLUSTER BY`; an existing table keeps its layout.
+ *
  * A batch Spark replays after a restart (its id not newer than the query's `txn` version in the
  * log) is skipped: nothing is written twice.
  */
@@ -36,6 +41,9 @@ final class DeltalogSink(
 
   private val complete = outputMode == OutputMode.Complete()
 
+  /** `writeStream.clusterBy(...)`: the clustering of a table the first batch creates (as CLUSTER BY). */
+  private val clusterBy: Option[Seq[Seq[String]]] = clusteringColumns(parameters)
+
   override def addBatch(batchId: Long, data: DataFrame): Unit = {
     val spark = data.sparkSession.asInstanceOf[ClassicSession]
     val queryId = spark.sparkContext.getLocalProperty(StreamingInternals.QueryIdKey)
@@ -44,7 +52,7 @@ final class DeltalogSink(
         s"(local property ${StreamingInternals.QueryIdKey})")
     }
     val options = new WriteOptions(sinkOptions(parameters, queryId, batchId, complete), k => spark.conf.getOption(k))
-    val statement = StatementContext(streamingUpdate =
+    val statement = StatementContext(clusterBy = clusterBy, streamingUpdate =
       Some(Operation.streamingUpdate(outputMode.toString, queryId, batchId)))
     val mode = if (complete) SaveMode.Overwrite else SaveMode.Append
     val batch = StreamingInternals.microBatchAsBatch(data)
@@ -64,7 +72,7 @@ object DeltalogSink {
 
   /** Writer options that make no sense for a micro-batch (a replace predicate, dynamic partition overwrite). */
   private val Ignored = Set(WriteOptions.ReplaceWhere, WriteOptions.PartitionOverwriteMode, WriteOptions.TxnAppId,
-    WriteOptions.TxnVersion).map(_.toLowerCase(Locale.ROOT))
+    WriteOptions.TxnVersion, DataSourceUtils.CLUSTERING_COLUMNS_KEY).map(_.toLowerCase(Locale.ROOT))
 
   /**
    * The batch write's options: the query's, with the micro-batch's transaction identifier (appId
@@ -80,6 +88,12 @@ object DeltalogSink {
     kept ++ Map(WriteOptions.TxnAppId -> queryId, WriteOptions.TxnVersion -> batchId.toString,
       WriteOptions.PartitionOverwriteMode -> "static")
   }
+
+  /** The columns of `writeStream.clusterBy(...)` (Spark's option), as column paths. */
+  def clusteringColumns(parameters: Map[String, String]): Option[Seq[Seq[String]]] =
+    parameters.get(DataSourceUtils.CLUSTERING_COLUMNS_KEY).map { v =>
+      DataSourceUtils.decodePartitioningColumns(v).map(c => Expressions.column(c).fieldNames.toSeq)
+    }
 
   /** delta-spark's refusal of an output mode other than Append and Complete. */
   def unsupportedOutputMode(path: String, mode: OutputMode): InvalidWriteException =
