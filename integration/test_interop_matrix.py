@@ -103,3 +103,31 @@ def test_rules_never_excuse_deltalog_and_are_documented():
     for r in rules.RULES + rules.WRITE_RULES:
         assert ("deltalog" not in r.readers or getattr(r, "corrupt_data", False)) and "deltalog" not in r.writers, r.name
         assert re.search(r"^##+ .*`?" + re.escape(r.name) + r"`?", doc, re.M), f"{r.name} not in KNOWN_DIFFERENCES.md"
+
+
+def test_rule_for_delta_spark_overwrite_keeping_empty_partition_is_narrow():
+    """The rule explains only rows delta-rs wrote with p = "" that a delta-spark dynamic overwrite
+    of the null partition kept, with nothing since that could have removed them."""
+    from types import SimpleNamespace as NS
+    from integration.interop.generator import Op
+    from integration.interop.reference import State, WRITERS_KEY
+    cols = [("id", "bigint"), ("p", "string"), ("x", "bigint")]
+    name = "deltaspark-dynamic-overwrite-keeps-empty-string-partition"
+
+    def classify(ow_writer="delta-spark", after=(), p_written="", extra_x=1, reader="deltalog"):
+        ops = [Op("create", "delta-rs", [{"id": 1, "p": p_written, "x": 1}, {"id": 2, "p": "a", "x": 2}], cols),
+               Op("dynamic_overwrite", ow_writer, [{"id": 3, "p": None, "x": 3}], cols)] + list(after)
+        state = State(cols, [{"id": 2, "p": "a", "x": 2, WRITERS_KEY: frozenset({"delta-rs"})},
+                             {"id": 3, "p": None, "x": 3, WRITERS_KEY: frozenset({ow_writer})}])
+        seq = NS(profile=NS(partitioned=True, features=[]))
+        check = NS(reader=reader, version=len(ops) - 1, writers=["delta-rs", ow_writer])
+        rule, _, left = rules.classify_diff(seq, check, None, [], [{"id": 1, "p": None, "x": extra_x}], state,
+                                            op_versions=[(o, v) for v, o in enumerate(ops)])
+        return rule
+    assert classify() == name
+    assert classify(reader="delta-rs") == name
+    assert classify(after=[Op("append", "delta-rs", [{"id": 4, "p": "b", "x": 4}], cols)]) == name
+    assert classify(ow_writer="deltalog") is None                      # deltalog is never excused
+    assert classify(p_written=None) is None                            # a {"p": null} file must go
+    assert classify(extra_x=5) is None                                 # not the row delta-rs wrote
+    assert classify(after=[Op("delete", "deltalog", [], cols, pred=Pred("x", "bigint", "=", 1))]) is None

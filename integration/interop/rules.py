@@ -276,6 +276,45 @@ def _partition_value_wrong(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, 
 
 
 
+# ops after which the table still holds every row it held before (no row removed or changed)
+_KEEPS_ROWS = ("create", "append", "merge_schema", "checkpoint", "optimize")
+
+
+def _kept_empty_partition_rows(ctx: Ctx) -> Dict[Any, Dict[str, Any]]:
+    """Rows delta-rs wrote with the partition value "" (its add says ``{"p": ""}``, null by the
+    protocol) that a later delta-spark dynamic overwrite of the null partition left in place,
+    with only row-preserving operations since: {id: the row as delta-rs wrote it}."""
+    ops = [(o, v) for o, v in ctx.op_versions if v <= ctx.check.version]
+    kept: Dict[Any, Dict[str, Any]] = {}
+    for i, (o, _) in enumerate(ops):
+        if not (o.writer == "delta-spark" and o.kind == "dynamic_overwrite"
+                and any(r.get("p") in (None, "") for r in o.rows)):
+            continue
+        if not all(o2.kind in _KEEPS_ROWS for o2, _ in ops[i + 1:]):
+            continue
+        for o1, _ in ops[:i]:
+            if o1.writer == "delta-rs":
+                kept.update({r["id"]: r for r in o1.rows if r.get("p") == ""})
+    return kept
+
+
+def _deltaspark_overwrite_kept_empty(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """Extra rows equal to a row delta-rs wrote with p = "" that delta-spark's dynamic overwrite
+    of the null partition did not remove (the reader may return p as null or as '')."""
+    cols = ctx.state.columns
+    kept = _kept_empty_partition_rows(ctx)
+
+    def explained(x: Dict[str, Any]) -> bool:
+        r = kept.get(x.get("id"))
+        if r is None or x.get("p") not in (None, ""):
+            return False
+        if any(canon(r.get(c), t) != canon(x.get(c), t) for c, t in cols if c != "p"):
+            return False
+        return ctx.pred is None or evaluate(ctx.pred, dict(r, p=x.get("p"))) is True
+    return missing, [x for x in extra if not explained(x)]
+
+
+
 RULES: List[Rule] = [
     Rule("empty-string-partition-read-as-empty",
          "an empty-string partition value (written as \"\" by delta-rs) is read back as '' instead of null",
@@ -319,6 +358,13 @@ RULES: List[Rule] = [
          readers=frozenset(READERS_ALL), writers=frozenset({"delta-rs"}),
          explain=_stale_after_reencoded_remove, corrupt_data=True,
          when=lambda c: c.seq.profile.partitioned and _resurrected(c)),
+    Rule("deltaspark-dynamic-overwrite-keeps-empty-string-partition",
+         "delta-spark's dynamic partition overwrite of the null partition removes the files whose "
+         "partitionValues say null but keeps those saying \"\" (delta-rs' empty string, null by the "
+         "protocol): their rows stay in the table for every reader",
+         readers=frozenset(READERS_ALL), writers=frozenset({"delta-spark"}),
+         explain=_deltaspark_overwrite_kept_empty, corrupt_data=True,
+         when=lambda c: c.seq.profile.partitioned and bool(_kept_empty_partition_rows(c))),
     Rule("duckdb-column-mapping-partition-values",
          "DuckDB's delta extension returns wrong partition values (null or another partition's) on "
          "column-mapped partitioned tables",
