@@ -32,7 +32,8 @@ object FileSkipping {
   private val IsFalse = Verdict(mayBeTrue = false, mayBeFalse = true)
   private val IsNullValue = Verdict(mayBeTrue = false, mayBeFalse = false)
 
-  private lazy val mapper = new ObjectMapper()
+  // fractional numbers kept exact: a decimal(38, s) bound read as a double rounds
+  private lazy val mapper: ObjectMapper = io.deltalog.actions.ExactJson.mapper
 
   /**
    * False only when the file's partition values or statistics prove that no row makes `p` TRUE.

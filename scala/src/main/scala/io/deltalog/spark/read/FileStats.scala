@@ -55,7 +55,8 @@ final class FileStats private (root: JsonNode) {
 }
 
 object FileStats {
-  private[read] val mapper = new ObjectMapper()
+  /** Fractional numbers kept exact ([[io.deltalog.actions.ExactJson]]): decimal bounds with 38 digits. */
+  private[read] val mapper: ObjectMapper = io.deltalog.actions.ExactJson.mapper
 
   /** Parses a stats string; None when it is null, empty or not a JSON object. */
   def parse(json: String): Option[FileStats] =
