@@ -175,7 +175,7 @@ private[commands] object DmlSupport {
 
   /** The stats of a file that gets a deletion vector: bounds no longer tight. */
   def looseBounds(stats: String): String = try {
-    val n = io.deltalog.actions.ExactJson.mapper.readTree(stats).asInstanceOf[ObjectNode]
+    val n = io.deltalog.actions.ExactJson.readTree(stats).asInstanceOf[ObjectNode]
     n.put("tightBounds", false)
     io.deltalog.actions.ExactJson.mapper.writeValueAsString(n)
   } catch { case NonFatal(_) => stats }

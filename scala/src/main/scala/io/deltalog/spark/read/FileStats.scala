@@ -55,14 +55,13 @@ final class FileStats private (root: JsonNode) {
 }
 
 object FileStats {
-  /** Fractional numbers kept exact ([[io.deltalog.actions.ExactJson]]): decimal bounds with 38 digits. */
-  private[read] val mapper: ObjectMapper = io.deltalog.actions.ExactJson.mapper
+  private[read] val mapper: ObjectMapper = new ObjectMapper()
 
   /** Parses a stats string; None when it is null, empty or not a JSON object. */
   def parse(json: String): Option[FileStats] =
     if (json == null || json.isEmpty) None
     else try {
-      val n = mapper.readTree(json)
+      val n = io.deltalog.actions.ExactJson.readTree(json)  // decimal bounds exact
       if (n != null && n.isObject) Some(new FileStats(n)) else None
     } catch { case NonFatal(_) => None }
 
