@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime, timezone
+from decimal import Decimal
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
@@ -267,8 +268,43 @@ def _deleted_row_resurfaces(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows,
         for r in st.rows:
             if _escaped_in_path(r.get("p")):
                 earlier.setdefault(r["id"], []).append(r)
-    same = lambda x, r: all(canon(x.get(c), t) == canon(r.get(c), t) for c, t in cols)  # noqa: E731
+    int96 = _BY_NAME["int96-timestamp-read-as-nanoseconds"]
+
+    def same(x: Dict[str, Any], r: Dict[str, Any]) -> bool:
+        # a resurfaced row of a delta-spark file also carries Polars' clamped INT96 timestamps
+        return all(canon(x.get(c), t) == canon(r.get(c), t)
+                   or (t == "timestamp" and int96.applies(ctx) and _out_of_ns(r.get(c))
+                       and "delta-spark" in r.get(_WK, ()))
+                   for c, t in cols)
     return missing, [x for x in extra if not any(same(x, r) for r in earlier.get(x.get("id"), []))]
+
+
+def _not_a_double(v: Any) -> bool:
+    """A decimal a JSON double cannot carry: its shortest double form is another number."""
+    return isinstance(v, Decimal) and v.is_finite() and Decimal(repr(float(v))) != v
+
+
+def _decimal_stats_rounded(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
+    """Rows of delta-rs files lost to file skipping: the predicate compares a decimal column whose
+    value in the row a double cannot carry (delta-rs wrote the file's min/max rounded)."""
+    dcols = _decimal_compared(ctx)
+    return [r for r in missing if not (any(_not_a_double(r.get(c)) for c in dcols)
+                                       and _written_by(ctx, ctx.rule_writers, r))], extra
+
+
+def _decimal_compared(ctx: Ctx) -> List[str]:
+    """Decimal columns the predicate compares with values (the comparisons file skipping uses)."""
+    types = dict(ctx.state.columns)
+    out, q = [], ctx.pred
+    while q is not None:
+        if q.op not in ("isnull", "isnotnull") and types.get(q.col, "").startswith("decimal"):
+            out.append(q.col)
+        q = q.and_
+    return out
+
+
+def _pred_on_decimal(ctx: Ctx) -> bool:
+    return bool(_decimal_compared(ctx))
 
 
 def _partition_value_wrong(ctx: Ctx, missing: Rows, extra: Rows) -> Tuple[Rows, Rows]:
@@ -380,6 +416,12 @@ RULES: List[Rule] = [
          "deletes come back",
          readers=frozenset({"polars"}), any_writer=True, explain=_deleted_row_resurfaces,
          when=lambda c: c.seq.profile.partitioned and "deletion vectors" in c.seq.profile.features),
+    Rule("deltars-decimal-stats-rounded",
+         "delta-rs writes decimal min/max statistics as JSON doubles: a decimal(38,10) bound with more "
+         "digits than a double carries comes out rounded (a min above the file's smallest value, a max "
+         "below its largest); readers skipping files on statistics lose the rows holding those values",
+         readers=frozenset({"deltalog", "delta-spark"}), writers=frozenset({"delta-rs"}),
+         explain=_decimal_stats_rounded, when=_pred_on_decimal, corrupt_data=True),
     Rule("deltars-value-read-as-stats-constant",
          "with a filter, delta-rs returns a file's min == max statistic in place of the values: a NaN "
          "comes back as a number (NaN-blind statistics), a -0.0 as 0.0",

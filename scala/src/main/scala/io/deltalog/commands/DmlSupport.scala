@@ -175,9 +175,9 @@ private[commands] object DmlSupport {
 
   /** The stats of a file that gets a deletion vector: bounds no longer tight. */
   def looseBounds(stats: String): String = try {
-    val n = Action.mapper.readTree(stats).asInstanceOf[ObjectNode]
+    val n = io.deltalog.actions.ExactJson.readTree(stats).asInstanceOf[ObjectNode]
     n.put("tightBounds", false)
-    Action.mapper.writeValueAsString(n)
+    io.deltalog.actions.ExactJson.mapper.writeValueAsString(n)
   } catch { case NonFatal(_) => stats }
 
   /** (file key, row indexes) of `rows` (columns of [[TouchedFiles]]), bitmaps built on the executors. */

@@ -34,7 +34,7 @@ private[commands] final class StatsProof(
 
   /** (every row matches, no row matches) for file `f`. */
   def prove(f: AddFile): (Boolean, Boolean) = {
-    val stats = f.stats.flatMap(s => try Option(Action.mapper.readTree(s)) catch { case NonFatal(_) => None })
+    val stats = f.stats.flatMap(s => try Option(io.deltalog.actions.ExactJson.readTree(s)) catch { case NonFatal(_) => None })
     val ctx = new FileFacts(f, stats)
     val r = eval(condition, ctx)
     (r.all, r.none)

@@ -4,7 +4,7 @@ import java.util.Locale
 
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.JsonNode
 
 /**
  * Whether a file may hold a row for which a [[Predicate]] is TRUE, judged from the file's partition
@@ -32,7 +32,6 @@ object FileSkipping {
   private val IsFalse = Verdict(mayBeTrue = false, mayBeFalse = true)
   private val IsNullValue = Verdict(mayBeTrue = false, mayBeFalse = false)
 
-  private lazy val mapper = new ObjectMapper()
 
   /**
    * False only when the file's partition values or statistics prove that no row makes `p` TRUE.
@@ -46,7 +45,7 @@ object FileSkipping {
   def mayMatch(p: Predicate, partitionValues: Map[String, String], partitionTypes: Map[String, String],
       stats: Option[String], dataColumn: String => Option[StatsColumn]): Boolean = {
     val root = stats.filter(_.nonEmpty).flatMap { s =>
-      try Option(mapper.readTree(s)).filter(_.isObject) catch { case NonFatal(_) => None }
+      try Option(io.deltalog.actions.ExactJson.readTree(s)).filter(_.isObject) catch { case NonFatal(_) => None }
     }
     val partitionCols = partitionTypes.keySet.map(lower) ++ partitionValues.keySet.map(lower)
     val facts = new Facts(root, dataColumn)

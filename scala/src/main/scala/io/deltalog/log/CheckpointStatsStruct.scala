@@ -109,7 +109,7 @@ private[log] final class CheckpointStatsStruct(metadata: Metadata) {
 
   /** Writes the `stats_parsed` field (index `index` of `add`) from a stats JSON string. */
   def writeStatsParsed(rc: RecordConsumer, index: Int, stats: String): Unit = {
-    val node = Try(Action.mapper.readTree(stats)).getOrElse(null)
+    val node = Try(io.deltalog.actions.ExactJson.readTree(stats)).getOrElse(null)
     if (node == null || !node.isObject) return
     rc.startField("stats_parsed", index)
     rc.startGroup()

@@ -280,7 +280,7 @@ private[read] final class ChunkStatsParser(paths: Array[Array[String]], out: Arr
   private def leaf(p: JsonParser, t: JsonToken): JsonNode = t match {
     case JsonToken.VALUE_NUMBER_INT => intNode(p)
     case JsonToken.VALUE_STRING => TextNode.valueOf(p.getText)
-    case JsonToken.VALUE_NUMBER_FLOAT => FileStats.mapper.readTree[JsonNode](p)
+    case JsonToken.VALUE_NUMBER_FLOAT => io.deltalog.actions.ExactJson.floatNode(p)  // decimal bounds exact
     case _ => null // null, true, false: never a bound or a count
   }
 

@@ -55,13 +55,13 @@ final class FileStats private (root: JsonNode) {
 }
 
 object FileStats {
-  private[read] val mapper = new ObjectMapper()
+  private[read] val mapper: ObjectMapper = new ObjectMapper()
 
   /** Parses a stats string; None when it is null, empty or not a JSON object. */
   def parse(json: String): Option[FileStats] =
     if (json == null || json.isEmpty) None
     else try {
-      val n = mapper.readTree(json)
+      val n = io.deltalog.actions.ExactJson.readTree(json)  // decimal bounds exact
       if (n != null && n.isObject) Some(new FileStats(n)) else None
     } catch { case NonFatal(_) => None }
 
