@@ -2,9 +2,10 @@
 
 The log (benchmarks/large_log.py): a multi-part checkpoint written directly with pyarrow and 100
 commits after it that remove checkpoint files, re-add some with new stats, add new files, update a
-txn and change the metadata. One driver process (master ``DELTALOG_REPLAY_MASTER``, default
-``local[2]``; a ``spark://`` URL runs it on a standalone cluster, whose executors get the jar through
-``spark.jars``) loads the table fresh twice: with ``spark.deltalog.replay.distributedThreshold=0``
+txn and change the metadata. One driver process (master ``DELTALOG_REPLAY_MASTER`` if set; else, at
+full size, the standalone cluster of the ``spark_cluster`` fixture (one master, two one-core workers,
+each its own JVM; the executors get the jar through ``spark.jars``), and ``local[2]`` at the bounded
+size, so that ``make test`` starts no cluster for it) loads the table fresh twice: with ``spark.deltalog.replay.distributedThreshold=0``
 (the replay is a Spark job) and with the threshold above the log (in the driver). Both must equal
 the generator's truth, computed from its plan: version, live count, tombstones and the digest of
 the live paths.
@@ -26,11 +27,20 @@ import distributed_replay_bench as bench  # noqa: E402
 import large_log  # noqa: E402
 
 
-def test_distributed_replay_equals_in_driver_replay_and_truth(tmp_path, full):
+def replay_master(request, full: bool) -> str:
+    """``DELTALOG_REPLAY_MASTER``; else the session's standalone cluster at full size (started on
+    demand: the bounded run never starts one), ``local[2]`` at the bounded size."""
+    if os.environ.get("DELTALOG_REPLAY_MASTER"):
+        return os.environ["DELTALOG_REPLAY_MASTER"]
+    return request.getfixturevalue("spark_cluster").master_url if full else "local[2]"
+
+
+def test_distributed_replay_equals_in_driver_replay_and_truth(tmp_path, full, request):
     files, parts = (2_000_000, 20) if full else (30_000, 4)
     root = os.environ.get("DELTALOG_BENCH_DATA") and os.path.join(os.environ["DELTALOG_BENCH_DATA"], "large")
     table, truth = large_log.ensure(files, parts, 100, root=root or str(tmp_path))
-    master = os.environ.get("DELTALOG_REPLAY_MASTER", "local[2]")
+    master = replay_master(request, full)
+    print(f"master {master}")
     memory = "2g" if full else "1g"
     conf = {"spark.sql.shuffle.partitions": "2"}
     dist = bench.run_engine("deltalog", table, master, memory, 1, "0", conf, timeout=3600)
