@@ -46,6 +46,7 @@ def test_distributed_replay_equals_in_driver_replay_and_truth(tmp_path, full, re
     dist = bench.run_engine("deltalog", table, master, memory, 1, "0", conf, timeout=3600)
     assert "error" not in dist[-1], dist
     bench.check_deltalog(dist[0], truth, "distributed replay", True)
+    print(f"distributed replay with a {memory} driver on {master}: {dist[-1]}")
     local = bench.run_engine("deltalog", table, master, memory, 1, str(1 << 62), conf, timeout=3600)
     print(f"in-driver replay with a {memory} driver: {local[-1]}")
     if not full:
