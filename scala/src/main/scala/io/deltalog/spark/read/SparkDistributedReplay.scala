@@ -91,7 +91,8 @@ object SparkDistributedReplay extends DistributedReplay {
         mapSideCombine = false)
     // Sized up front like the local replay's state (the caller's count from `_last_checkpoint`,
     // else the estimate): an array grown by doubling at 2M rows would hold both copies at once.
-    val rows = if (expectedFiles > 0) expectedFiles else estimated
+    // A `_last_checkpoint` count far above what the checkpoint's size can hold is not trusted.
+    val rows = if (expectedFiles > 0) math.min(expectedFiles, math.max(estimated * 4, 1L << 22)) else estimated
     val assembler = new ReplayAssembler(segment, tablePath, fileKeys, conf, math.min(rows, Int.MaxValue / 2L).toInt)
     val previous = sc.getLocalProperty("spark.job.description")
     sc.setJobDescription(s"deltalog: log replay of $tablePath at version ${segment.version} (${units.size} log files)")
