@@ -76,7 +76,12 @@ try:
             out.append(json.loads(jvm.io.deltalog.tools.SnapshotDigest.load(cfg["table"], hc, cfg["threshold"])))
         print("RUN " + json.dumps(out[-1]), file=sys.stderr, flush=True)
 except Exception as e:
-    out.append({"error": str(e).splitlines()[0][:500] if str(e) else type(e).__name__})
+    je = getattr(e, "java_exception", None)  # py4j: name the JVM's error (e.g. java.lang.OutOfMemoryError)
+    try:
+        msg = je.toString() if je is not None else str(e)
+    except Exception:
+        msg = str(e)
+    out.append({"error": msg.splitlines()[0][:500] if msg else type(e).__name__})
 print("RESULT " + json.dumps(out), flush=True)
 spark.stop()
 '''

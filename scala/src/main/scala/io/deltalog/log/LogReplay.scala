@@ -50,8 +50,14 @@ trait DistributedReplay {
    */
   def threshold(conf: Configuration): Long = LogReplay.distributedThreshold(conf)
 
-  /** The state of `segment`, reconciled by a distributed job. */
-  def replay(segment: LogSegment, tablePath: String, fileKeys: FileKeys, conf: Configuration): SnapshotState
+  /**
+   * The state of `segment`, reconciled by a distributed job. `expectedFiles`: the rows the state is
+   * sized for up front (as the local replay sizes its own: `_last_checkpoint.numOfAddFiles` plus
+   * the commits' file actions), 0 when unknown; a state sized right is never grown (copied) in
+   * the driver.
+   */
+  def replay(segment: LogSegment, tablePath: String, fileKeys: FileKeys, conf: Configuration,
+      expectedFiles: Long = 0L): SnapshotState
 }
 
 /**
@@ -189,17 +195,18 @@ final class LogReplay(
    */
   def load(segment: LogSegment, known: Option[(Protocol, Metadata)] = None,
       checkpointAdds: Option[Long] = None, kept: CommitBytes = null): SnapshotState = {
+    // JSON commits: a file action line takes a few hundred bytes
+    val commitKeys = math.min(segment.deltas.iterator.map(LocalLogFile.lengthHint).sum / 300, 1L << 22).toInt
     LogReplay.distributedReplay match {
       case Some(d) if LogReplay.estimatedActions(segment) > d.threshold(conf) =>
-        return d.replay(segment, tablePath, fileKeys, conf)
+        return d.replay(segment, tablePath, fileKeys, conf,
+          checkpointAdds.filter(_ => segment.checkpoint.isDefined).map(_ + commitKeys).getOrElse(0L))
       case _ =>
     }
     // The state's arrays are sized up front: `_last_checkpoint.numOfAddFiles` when it describes
     // this checkpoint, else a generous guess from its size (a row takes 64+ bytes).
     val expected = segment.checkpoint.map(c => checkpointAdds.map(n => math.min(n, Int.MaxValue.toLong).toInt)
       .getOrElse((c.files.map(_.getLen).sum / 64).toInt)).getOrElse(0)
-    // JSON commits: a file action line takes a few hundred bytes
-    val commitKeys = math.min(segment.deltas.iterator.map(LocalLogFile.lengthHint).sum / 300, 1L << 22).toInt
     val jsonOnlyBytes = if (segment.checkpoint.isEmpty) segment.deltas.iterator.map(LocalLogFile.lengthHint).sum else 0L
     val r = new ReverseReplay(fileKeys, math.max(1024, math.min(expected + commitKeys, 1 << 22)), commitKeys, jsonOnlyBytes)
     commitReader.readInOrderForReplay(segment.deltas.reverse, fileKeys, kept)(r.applyCommit)

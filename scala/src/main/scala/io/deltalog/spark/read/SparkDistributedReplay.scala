@@ -50,8 +50,10 @@ object SparkDistributedReplay extends DistributedReplay {
   /** A checkpoint file above this size is one task result too large for the driver: shuffle. */
   val MaxUnshuffledCheckpointFileBytes: Long = 256L << 20
 
-  override def replay(segment: LogSegment, tablePath: String, fileKeys: FileKeys, conf: Configuration): SnapshotState =
-    replayWith(segment, tablePath, fileKeys, conf, MaxBroadcastCommitActions, MaxUnshuffledCheckpointFileBytes)
+  override def replay(segment: LogSegment, tablePath: String, fileKeys: FileKeys, conf: Configuration,
+      expectedFiles: Long): SnapshotState =
+    replayWith(segment, tablePath, fileKeys, conf, MaxBroadcastCommitActions, MaxUnshuffledCheckpointFileBytes,
+      expectedFiles)
 
   /**
    * The replay, by one of two plans with the same result:
@@ -65,7 +67,7 @@ object SparkDistributedReplay extends DistributedReplay {
    *    back as one task result (`maxCheckpointFileBytes`).
    */
   private[deltalog] def replayWith(segment: LogSegment, tablePath: String, fileKeys: FileKeys, conf: Configuration,
-      maxBroadcastCommitActions: Long, maxCheckpointFileBytes: Long): SnapshotState = {
+      maxBroadcastCommitActions: Long, maxCheckpointFileBytes: Long, expectedFiles: Long = 0L): SnapshotState = {
     val spark = session.getOrElse(throw new IllegalStateException("distributed replay needs an active SparkSession"))
     val sc = spark.sparkContext
     jobs.incrementAndGet()
@@ -87,7 +89,11 @@ object SparkDistributedReplay extends DistributedReplay {
         (a: Array[Byte], b: Array[Byte]) => ReplayRecords.newer(a, b),
         new HashPartitioner(math.max(1L, math.min(2000L, actions / RecordsPerPartition + 1)).toInt),
         mapSideCombine = false)
-    val assembler = new ReplayAssembler(segment, tablePath, fileKeys, conf, math.min(estimated, Int.MaxValue / 2L).toInt)
+    // Sized up front like the local replay's state (the caller's count from `_last_checkpoint`,
+    // else the estimate): an array grown by doubling at 2M rows would hold both copies at once.
+    // A `_last_checkpoint` count far above what the checkpoint's size can hold is not trusted.
+    val rows = if (expectedFiles > 0) math.min(expectedFiles, math.max(estimated * 4, 1L << 22)) else estimated
+    val assembler = new ReplayAssembler(segment, tablePath, fileKeys, conf, math.min(rows, Int.MaxValue / 2L).toInt)
     val previous = sc.getLocalProperty("spark.job.description")
     sc.setJobDescription(s"deltalog: log replay of $tablePath at version ${segment.version} (${units.size} log files)")
     try {
