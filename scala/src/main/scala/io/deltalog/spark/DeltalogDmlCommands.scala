@@ -79,6 +79,12 @@ private[spark] object DeltalogDml {
       case SubqueryAlias(id, _) => id.name
       case _ => MergeCommand.DefaultTargetAlias
     }
+    // a target resolved by MergeSchemaEvolution knows whether evolution was asked for and which clauses were `*`
+    val (evolve, stars) = t match {
+      case mt: MergeTargetDeltalogTable => (mt.evolutionRequested, Some(mt.stars))
+      case _ => (m.withSchemaEvolution, None)
+    }
+    checkUnresolvedKeys(m, t, alias, evolve, stars)
     val targetAttrs = AttributeSet(EliminateSubqueryAliases(m.targetTable).output)
     // target columns qualified by the alias (the command reads the target itself); source columns stay resolved
     def expr(e: Expression): Expression = e.transform {
@@ -86,23 +92,79 @@ private[spark] object DeltalogDml {
     }
     def col(e: Expression): Column = SparkInternals.column(expr(e))
     def assignments(as: Seq[Assignment]): Seq[(Seq[String], Column)] = as.map(a => keyPath(a.key, Some(alias)) -> col(a.value))
-    def clause(kind: String, a: MergeAction): MergeClause = a match {
+    def isStar(kind: String, i: Int): Option[Boolean] = stars.map { s =>
+      if (kind == MergeClause.Matched) s.matched(i) else kind == MergeClause.NotMatched && s.notMatched(i)
+    }
+    def clause(kind: String, a: MergeAction, i: Int): MergeClause = a match {
       case DeleteAction(c) => MergeClause(kind, "delete", c.map(col))
-      case UpdateAction(c, _, true) if m.withSchemaEvolution => MergeClause(kind, "update", c.map(col), star = true)
-      case UpdateAction(c, as, _) => MergeClause(kind, "update", c.map(col), assignments(as))
       case UpdateStarAction(c) => MergeClause(kind, "update", c.map(col), star = true)
       case InsertStarAction(c) => MergeClause(kind, "insert", c.map(col), star = true)
+      // Spark expanded the `*` (the target declares automatic schema evolution): the command expands it itself
+      case UpdateAction(c, _, _) if isStar(kind, i).contains(true) => MergeClause(kind, "update", c.map(col), star = true)
+      case InsertAction(c, _) if isStar(kind, i).contains(true) => MergeClause(kind, "insert", c.map(col), star = true)
+      case UpdateAction(c, as, _) if isStar(kind, i).isDefined => MergeClause(kind, "update", c.map(col), assignments(as))
+      case InsertAction(c, as) if isStar(kind, i).isDefined => MergeClause(kind, "insert", c.map(col), assignments(as))
+      case UpdateAction(c, _, true) if m.withSchemaEvolution => MergeClause(kind, "update", c.map(col), star = true)
+      case UpdateAction(c, as, _) => MergeClause(kind, "update", c.map(col), assignments(as))
       case InsertAction(c, as) if m.withSchemaEvolution && as.forall(a => sameName(a)) && as.nonEmpty &&
           starLike(m, as) => MergeClause(kind, "insert", c.map(col), star = true)
       case InsertAction(c, as) => MergeClause(kind, "insert", c.map(col), assignments(as))
       case other => throw new InvalidWriteException("DELTA_MERGE_INVALID_CLAUSE", t.name(),
         s"Table ${t.name()}: unsupported MERGE action $other")
     }
-    val clauses = m.matchedActions.map(clause(MergeClause.Matched, _)) ++
-      m.notMatchedActions.map(clause(MergeClause.NotMatched, _)) ++
-      m.notMatchedBySourceActions.map(clause(MergeClause.NotMatchedBySource, _))
+    val clauses = m.matchedActions.zipWithIndex.map { case (a, i) => clause(MergeClause.Matched, a, i) } ++
+      m.notMatchedActions.zipWithIndex.map { case (a, i) => clause(MergeClause.NotMatched, a, i) } ++
+      m.notMatchedBySourceActions.zipWithIndex.map { case (a, i) => clause(MergeClause.NotMatchedBySource, a, i) }
     // held as Columns: the command's expressions stay out of the plan Spark checks (target names are unresolved)
-    DeltalogMergeCommand(t, alias, m.sourceTable, col(m.mergeCondition), clauses, m.withSchemaEvolution)
+    DeltalogMergeCommand(t, alias, m.sourceTable, col(m.mergeCondition), clauses, evolve)
+  }
+
+  /**
+   * Every part of a MERGE but the keys of explicit assignments is resolved: the keys Spark left
+   * unresolved name columns (or nested fields) the target lacks, which schema evolution may add.
+   */
+  def readyForEvolution(m: MergeIntoTable): Boolean = m.mergeCondition.resolved &&
+    (m.matchedActions ++ m.notMatchedActions ++ m.notMatchedBySourceActions).forall {
+      case a: UpdateAction => a.condition.forall(_.resolved) && a.assignments.forall(_.value.resolved)
+      case a: InsertAction => a.condition.forall(_.resolved) && a.assignments.forall(_.value.resolved)
+      case a => a.condition.forall(_.resolved)
+    }
+
+  /**
+   * Explicit assignments to a column the target lacks (keys Spark left unresolved): without schema
+   * evolution, or qualified by the target's alias (`t.newcol`), refused as delta-spark 4.4 refuses
+   * them (`DELTA_MERGE_UNRESOLVED_EXPRESSION`); `*` clauses are expanded by the command.
+   */
+  private def checkUnresolvedKeys(m: MergeIntoTable, t: DeltalogTable, alias: String, evolve: Boolean,
+      stars: Option[MergeStars]): Unit = {
+    def explicit(kind: String, a: MergeAction, i: Int): Seq[Assignment] = (a, stars) match {
+      case (_: UpdateAction, Some(s)) if kind == MergeClause.Matched && s.matched(i) => Nil
+      case (_: InsertAction, Some(s)) if kind == MergeClause.NotMatched && s.notMatched(i) => Nil
+      case (_: UpdateAction, None) if a.asInstanceOf[UpdateAction].fromStar => Nil
+      case (u: UpdateAction, _) => u.assignments
+      case (ins: InsertAction, _) => ins.assignments
+      case _ => Nil
+    }
+    val kinds = Seq(MergeClause.Matched -> m.matchedActions, MergeClause.NotMatched -> m.notMatchedActions,
+      MergeClause.NotMatchedBySource -> m.notMatchedBySourceActions)
+    for ((kind, actions) <- kinds; (a, i) <- actions.zipWithIndex; as <- explicit(kind, a, i) if !as.key.resolved) {
+      val name = as.key match {
+        case UnresolvedAttribute(parts) => parts
+        case other => Seq(other.sql)
+      }
+      val qualified = name.size > 1 && name.head.equalsIgnoreCase(alias)
+      if (!evolve || qualified || kind == MergeClause.NotMatchedBySource) {
+        val clause = MergeClause(kind, if (a.isInstanceOf[InsertAction]) "insert" else "update", None)
+        val columns = EliminateSubqueryAliases(m.targetTable).output.map(_.name).mkString(", ")
+        val fix = if (!evolve) "the target has no such column: add it (ALTER TABLE ... ADD COLUMNS), or merge " +
+            "WITH SCHEMA EVOLUTION (or set spark.databricks.delta.schema.autoMerge.enabled=true) to add it from the source"
+          else if (qualified) s"schema evolution adds a column named without the target's alias: write ${name.tail.mkString(".")}"
+          else "a NOT MATCHED BY SOURCE clause cannot add columns (it has no source row)"
+        throw new InvalidWriteException("DELTA_MERGE_UNRESOLVED_EXPRESSION", t.name(),
+          s"Table ${t.name()}: cannot resolve ${name.map(n => s"`$n`").mkString(".")} in the ${clause.title} " +
+            s"${clause.action.toUpperCase(java.util.Locale.ROOT)} clause given the target columns $columns; $fix.")
+      }
+    }
   }
 
   private def sameName(a: Assignment): Boolean = (a.key, a.value) match {
