@@ -2,7 +2,7 @@ package io.deltalog.spark
 
 import org.apache.spark.sql.{Column, Row, SparkSession}
 import org.apache.spark.sql.catalyst.analysis.{EliminateSubqueryAliases, UnresolvedAttribute}
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression,
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Cast, Expression,
   GetStructField, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{Assignment, DeleteAction, InsertAction, InsertStarAction,
   LogicalPlan, MergeAction, MergeIntoTable, SubqueryAlias, UpdateAction, UpdateStarAction, UpdateTable}
@@ -10,7 +10,7 @@ import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 import org.apache.spark.sql.deltalog.SparkInternals
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
-import org.apache.spark.sql.types.LongType
+import org.apache.spark.sql.types.{LongType, StructField, StructType}
 
 import io.deltalog.commands.{InvalidWriteException, MergeClause, MergeCommand, UpdateCommand}
 
@@ -91,7 +91,8 @@ private[spark] object DeltalogDml {
       case a: AttributeReference if targetAttrs.contains(a) => UnresolvedAttribute(Seq(alias, a.name))
     }
     def col(e: Expression): Column = SparkInternals.column(expr(e))
-    def assignments(as: Seq[Assignment]): Seq[(Seq[String], Column)] = as.map(a => keyPath(a.key, Some(alias)) -> col(a.value))
+    def assignments(as: Seq[Assignment]): Seq[(Seq[String], Column)] =
+      as.map(a => keyPath(a.key, Some(alias)) -> col(uncast(a.value)))
     def isStar(kind: String, i: Int): Option[Boolean] = stars.map { s =>
       if (kind == MergeClause.Matched) s.matched(i) else kind == MergeClause.NotMatched && s.notMatched(i)
     }
@@ -125,10 +126,20 @@ private[spark] object DeltalogDml {
    */
   def readyForEvolution(m: MergeIntoTable): Boolean = m.mergeCondition.resolved &&
     (m.matchedActions ++ m.notMatchedActions ++ m.notMatchedBySourceActions).forall {
-      case a: UpdateAction => a.condition.forall(_.resolved) && a.assignments.forall(_.value.resolved)
-      case a: InsertAction => a.condition.forall(_.resolved) && a.assignments.forall(_.value.resolved)
+      case a: UpdateAction => a.condition.forall(_.resolved) && a.assignments.forall(x => uncast(x.value).resolved)
+      case a: InsertAction => a.condition.forall(_.resolved) && a.assignments.forall(x => uncast(x.value).resolved)
       case a => a.condition.forall(_.resolved)
     }
+
+  /**
+   * An assignment's value without the cast to the target's struct type Spark puts around it when
+   * the source struct is wider (`SET st = s.st`): that cast cannot resolve, and under schema
+   * evolution the command widens the struct instead (it aligns values to the columns itself).
+   */
+  private def uncast(e: Expression): Expression = e match {
+    case c: Cast if !c.resolved && c.child.resolved && c.dataType.isInstanceOf[StructType] => c.child
+    case other => other
+  }
 
   /**
    * Explicit assignments to a column the target lacks (keys Spark left unresolved): without schema
@@ -147,23 +158,49 @@ private[spark] object DeltalogDml {
     }
     val kinds = Seq(MergeClause.Matched -> m.matchedActions, MergeClause.NotMatched -> m.notMatchedActions,
       MergeClause.NotMatchedBySource -> m.notMatchedBySourceActions)
+    val targetSchema = EliminateSubqueryAliases(m.targetTable).schema
     for ((kind, actions) <- kinds; (a, i) <- actions.zipWithIndex; as <- explicit(kind, a, i) if !as.key.resolved) {
       val name = as.key match {
         case UnresolvedAttribute(parts) => parts
         case other => Seq(other.sql)
       }
       val qualified = name.size > 1 && name.head.equalsIgnoreCase(alias)
-      if (!evolve || qualified || kind == MergeClause.NotMatchedBySource) {
-        val clause = MergeClause(kind, if (a.isInstanceOf[InsertAction]) "insert" else "update", None)
-        val columns = EliminateSubqueryAliases(m.targetTable).output.map(_.name).mkString(", ")
-        val fix = if (!evolve) "the target has no such column: add it (ALTER TABLE ... ADD COLUMNS), or merge " +
-            "WITH SCHEMA EVOLUTION (or set spark.databricks.delta.schema.autoMerge.enabled=true) to add it from the source"
-          else if (qualified) s"schema evolution adds a column named without the target's alias: write ${name.tail.mkString(".")}"
-          else "a NOT MATCHED BY SOURCE clause cannot add columns (it has no source row)"
-        throw new InvalidWriteException("DELTA_MERGE_UNRESOLVED_EXPRESSION", t.name(),
-          s"Table ${t.name()}: cannot resolve ${name.map(n => s"`$n`").mkString(".")} in the ${clause.title} " +
-            s"${clause.action.toUpperCase(java.util.Locale.ROOT)} clause given the target columns $columns; $fix.")
+      val path = if (qualified) name.tail else name
+      val clause = MergeClause(kind, if (a.isInstanceOf[InsertAction]) "insert" else "update", None)
+      val where = s"in the ${clause.title} ${clause.action.toUpperCase(java.util.Locale.ROOT)} clause"
+      // a new field of a struct the target has: Spark's FIELD_NOT_FOUND, as delta-spark raises it
+      if (!evolve && path.size > 1 && field(targetSchema, path.take(1)).isDefined) {
+        val parent = (1 until path.size).map(path.take).takeWhile(p => field(targetSchema, p).isDefined).last
+        val fields = field(targetSchema, parent).map(_.dataType) match {
+          case Some(st: StructType) => st.fieldNames.map(n => s"`$n`").mkString(", ")
+          case _ => ""
+        }
+        throw new InvalidWriteException("FIELD_NOT_FOUND", t.name(),
+          s"Table ${t.name()}: no such struct field `${path(parent.size)}` in $fields (${path.mkString(".")} $where); " +
+            "merge WITH SCHEMA EVOLUTION (or set spark.databricks.delta.schema.autoMerge.enabled=true) to add it from the source.")
       }
+      val problem = if (!evolve) Some("the target has no such column: add it (ALTER TABLE ... ADD COLUMNS), or merge " +
+          "WITH SCHEMA EVOLUTION (or set spark.databricks.delta.schema.autoMerge.enabled=true) to add it from the source")
+        else if (qualified) Some(s"schema evolution adds a column named without the target's alias: write ${path.mkString(".")}")
+        else if (kind == MergeClause.NotMatchedBySource) Some("a NOT MATCHED BY SOURCE clause cannot add columns (it has no source row)")
+        else if (field(m.sourceTable.schema, path).isEmpty) Some("schema evolution adds only columns (and nested fields) " +
+          "the source has, under the same name")
+        else None
+      problem.foreach { fix =>
+        val columns = targetSchema.fieldNames.mkString(", ")
+        throw new InvalidWriteException("DELTA_MERGE_UNRESOLVED_EXPRESSION", t.name(),
+          s"Table ${t.name()}: cannot resolve ${name.map(n => s"`$n`").mkString(".")} $where given the target " +
+            s"columns $columns; $fix.")
+      }
+    }
+  }
+
+  /** The field at `path` of `schema` (names case-insensitive; through structs only). */
+  private def field(schema: StructType, path: Seq[String]): Option[StructField] = {
+    val f = schema.fields.find(_.name.equalsIgnoreCase(path.head))
+    if (path.size == 1) f else f.map(_.dataType) match {
+      case Some(st: StructType) => field(st, path.tail)
+      case _ => None
     }
   }
 
