@@ -211,3 +211,35 @@ def test_sql_merge_refuses_like_delta_spark(spark, tmp_path, delta_spark_merges,
     assert f"deltalog.`{ours}`" in str(e.value)  # the message names the table
     assert len(list((ours / "_delta_log").glob("*.json"))) == 2  # nothing committed after the setup
     assert [f.name for f in spark.read.format("deltalog").load(str(ours)).schema.fields] == ["k", "v", "st"]
+
+
+def test_sql_merge_into_a_catalog_table_by_name(spark, tmp_path):
+    """The target named in the catalog, unaliased and referenced by its name: the same evolution (and
+    refusal) as on a path, and the same result as the Python builder's (compared with delta-spark above)."""
+    import uuid
+    db = "mevo_" + uuid.uuid4().hex[:8]
+    spark.sql(f"CREATE DATABASE {db} LOCATION '{tmp_path / 'warehouse'}'")
+    try:
+        t = f"{db}.events"
+        for s in setup_sql(t, "deltalog"):
+            spark.sql(s)
+        clauses = "WHEN MATCHED THEN UPDATE SET newcol = s.newcol, st.b = s.st.b " \
+                  "WHEN NOT MATCHED THEN INSERT (k, newcol) VALUES (s.k, s.newcol)"
+        with pytest.raises(Exception, match=r"^\[DELTA_MERGE_UNRESOLVED_EXPRESSION\].*newcol"):
+            spark.sql(f"MERGE INTO {t} USING ({SOURCE}) s ON {t}.k = s.k {clauses}").collect()
+        res = spark.sql(f"MERGE WITH SCHEMA EVOLUTION INTO {t} USING ({SOURCE}) s ON {t}.k = s.k {clauses}")
+        path = tmp_path / "by_path"
+        for s in setup_sql(f"deltalog.`{path}`", "deltalog"):
+            spark.sql(s)
+        from deltalog.tables import DeltaTable
+        builder = (DeltaTable.forPath(spark, str(path)).alias("t").merge(spark.sql(SOURCE).alias("s"), "t.k = s.k")
+                   .withSchemaEvolution()
+                   .whenMatchedUpdate(set={"newcol": "s.newcol", "st.b": "s.st.b"})
+                   .whenNotMatchedInsert(values={"k": "s.k", "newcol": "s.newcol"}).execute())
+        assert [list(r) for r in res.collect()] == [list(r) for r in builder.collect()] == [[2, 1, 0, 1]]
+        assert spark.table(t).schema == spark.read.format("deltalog").load(str(path)).schema
+        assert sorted(map(str, spark.table(t).collect())) == \
+            sorted(map(str, spark.read.format("deltalog").load(str(path)).collect()))
+        assert [f.name for f in spark.table(t).schema.fields] == ["k", "v", "st", "newcol"]
+    finally:
+        spark.sql(f"DROP DATABASE {db} CASCADE")
