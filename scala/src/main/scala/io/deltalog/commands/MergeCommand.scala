@@ -270,7 +270,8 @@ final class MergeCommand(
    * The source fields schema evolution adds to the target (delta-spark 4.4's rule): with a `*` clause
    * every source field; otherwise the source fields an UPDATE / INSERT assignment names (by path,
    * case-insensitively) that the target lacks, a new field whole, an existing struct down to its
-   * assigned new fields. Fields the target has keep the target's type.
+   * assigned new fields (assigned whole, `SET st = s.st`: all its new nested fields). Fields the target
+   * has keep the target's type.
    */
   private def migrationSchema(target: StructType, source: StructType): StructType = {
     val acting = clauses.filter(_.kind != MergeClause.NotMatchedBySource)
