@@ -12,7 +12,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join}
 import org.apache.spark.sql.classic.{Dataset => ClassicDataset, SparkSession => ClassicSession}
 import org.apache.spark.sql.deltalog.SparkInternals
 import org.apache.spark.sql.functions._
-import org.apache.spark.sql.types.{BooleanType, IntegerType, StructType}
+import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, IntegerType, MapType, StructType}
 import org.apache.spark.storage.StorageLevel
 import org.slf4j.LoggerFactory
 
@@ -270,7 +270,8 @@ final class MergeCommand(
    * The source fields schema evolution adds to the target (delta-spark 4.4's rule): with a `*` clause
    * every source field; otherwise the source fields an UPDATE / INSERT assignment names (by path,
    * case-insensitively) that the target lacks, a new field whole, an existing struct down to its
-   * assigned new fields. Fields the target has keep the target's type.
+   * assigned new fields (assigned whole, `SET st = s.st`: all its new nested fields). Fields the target
+   * has keep the target's type.
    */
   private def migrationSchema(target: StructType, source: StructType): StructType = {
     val acting = clauses.filter(_.kind != MergeClause.NotMatchedBySource)
@@ -282,6 +283,9 @@ final class MergeCommand(
       val existing = tgt.flatMap(_.fields.find(x => lc(x.name) == lc(f.name)))
       (f.dataType, existing.map(_.dataType)) match {
         case (_, None) if paths.contains(p) => Some(f)
+        // a struct the target has, assigned whole (`SET st = s.st`): its nested fields the target lacks
+        case (st: StructType, Some(ts: StructType)) if paths.contains(p) =>
+          Some(newNested(st, ts)).filter(_.nonEmpty).map(x => f.copy(dataType = x))
         case (st: StructType, None) if under(p) =>
           Some(filter(st, None, p)).filter(_.nonEmpty).map(x => f.copy(dataType = x))
         case (st: StructType, Some(ts: StructType)) if under(p) =>
@@ -291,6 +295,18 @@ final class MergeCommand(
     }.toSeq)
     filter(source, Some(target), Nil)
   }
+
+  /** The fields of `source` (nested ones too) that `target` lacks, as a struct shaped like `source`. */
+  private def newNested(source: StructType, target: StructType): StructType = StructType(source.fields.flatMap { f =>
+    target.fields.find(x => lc(x.name) == lc(f.name)).map(_.dataType) match {
+      case None => Some(f)
+      case Some(ts: StructType) => f.dataType match {
+        case st: StructType => Some(newNested(st, ts)).filter(_.nonEmpty).map(x => f.copy(dataType = x))
+        case _ => None
+      }
+      case _ => None
+    }
+  }.toSeq)
 
   /**
    * delta-spark's extra read predicate of a MERGE with only matched clauses: the OR over those clauses
@@ -388,7 +404,15 @@ final class MergeCommand(
       sourceSchema.fields.find(sf => lc(sf.name) == lc(f.name)) match {
         case Some(sf) =>
           if (WriteRules.isIdentity(f) || WriteRules.generation(f).isDefined) None
-          else Some(f.name -> WriteSchema.align(s.col("`" + sf.name.replace("`", "``") + "`"), sf.dataType, f.dataType))
+          else {
+            if (!evolve && hasExtraNestedFields(sf.dataType, f.dataType)) {
+              throw new InvalidWriteException("DELTA_UPDATE_SCHEMA_MISMATCH_EXPRESSION", table,
+                s"Table $table: cannot cast ${sf.dataType.simpleString} to ${f.dataType.simpleString} (column ${f.name}, " +
+                  s"${c.title} ${c.action.toUpperCase(Locale.ROOT)} *). All nested columns must match: the source has " +
+                  "nested fields the target lacks; merge WITH SCHEMA EVOLUTION to add them, or select the target's fields.")
+            }
+            Some(f.name -> WriteSchema.align(s.col("`" + sf.name.replace("`", "``") + "`"), sf.dataType, f.dataType))
+          }
         case None if evolve || WriteRules.isIdentity(f) || WriteRules.generation(f).isDefined => None
         case None => throw new InvalidWriteException("DELTA_MERGE_UNRESOLVED_EXPRESSION", table,
           s"Table $table: cannot resolve ${f.name} in the ${c.title} ${c.action.toUpperCase(Locale.ROOT)} * clause " +
@@ -396,6 +420,19 @@ final class MergeCommand(
             "the columns explicitly, or merge WITH SCHEMA EVOLUTION.")
       }
     }
+
+  /** A struct (possibly inside arrays / maps) of `source` has a field the matching struct of `target` lacks. */
+  private def hasExtraNestedFields(source: DataType, target: DataType): Boolean = (source, target) match {
+    case (s: StructType, t: StructType) => s.fields.exists { sf =>
+      t.fields.find(tf => lc(tf.name) == lc(sf.name)) match {
+        case Some(tf) => hasExtraNestedFields(sf.dataType, tf.dataType)
+        case None => true
+      }
+    }
+    case (s: ArrayType, t: ArrayType) => hasExtraNestedFields(s.elementType, t.elementType)
+    case (s: MapType, t: MapType) => hasExtraNestedFields(s.keyType, t.keyType) || hasExtraNestedFields(s.valueType, t.valueType)
+    case _ => false
+  }
 
   private def metrics(o: RowLevelRewrite#Outcome, touched: Seq[RowLevelRewrite#Touched], sourceRows: Long,
       started: Long, materializeTimeMs: Long): Map[String, String] = {

@@ -44,9 +44,9 @@ class DeltalogAnalysis(session: SparkSession) extends Rule[LogicalPlan] {
       val table = EliminateSubqueryAliases(target) match { case DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) => t }
       DeltalogDeleteCommand(table, Option(cond).filterNot(_ == Literal.TrueLiteral))
     case u: UpdateTable if u.resolved && isDeltalog(u.table) => DeltalogDml.update(u, DeltalogDml.deltalogTable(u.table).get)
-    // under schema evolution Spark leaves assignments to columns the target lacks unresolved
+    // under schema evolution Spark leaves assignments to columns the target lacks unresolved (see MergeSchemaEvolution)
     case m: MergeIntoTable if isDeltalog(m.targetTable) && m.targetTable.resolved && m.sourceTable.resolved &&
-        (m.resolved || m.withSchemaEvolution) =>
+        (m.resolved || (m.withSchemaEvolution && DeltalogDml.readyForEvolution(m))) =>
       DeltalogDml.merge(m, DeltalogDml.deltalogTable(m.targetTable).get)
     case ShowCreateTable(ResolvedTable(_, _, t: DeltalogTable, _), _, output) => ShowCreateTableCommand(t, output)
     case a: AddCheckConstraint if deltalogTable(a.child).isDefined =>

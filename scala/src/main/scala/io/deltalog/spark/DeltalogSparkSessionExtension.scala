@@ -6,7 +6,7 @@ import org.apache.spark.sql.SparkSessionExtensions
  * Entry point named in `spark.sql.extensions`. Spark instantiates it once per session and
  * hands it the extension points: deltalog's SQL parser (DESCRIBE PROTOCOL), the analysis rule that
  * plans reads of catalog tables ([[DeltalogAnalysis]]), the schema evolution of inserts
- * ([[InsertSchemaEvolution]]), the change-feed table functions
+ * ([[InsertSchemaEvolution]]) and of MERGE ([[MergeSchemaEvolution]]), the change-feed table functions
  * (`table_changes`, `table_changes_by_path`: [[TableChangesFunction]]) and the check that refuses plain file writes
  * into a table's folder ([[DeltalogWriteChecks]]). It first checks that the running Spark is one
  * deltalog was built for, so a mismatch fails at session start with a clear message instead of an
@@ -23,6 +23,8 @@ class DeltalogSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     // schema evolution of inserts: before Spark's resolution (analyzed DataFrame writes) and during it (INSERT)
     extensions.injectHintResolutionRule(session => new InsertSchemaEvolution(session))
     extensions.injectResolutionRule(session => new InsertSchemaEvolution(session))
+    // MERGE into a deltalog table: its target resolved before Spark's rules (explicit assignments to new columns)
+    extensions.injectHintResolutionRule(session => new MergeSchemaEvolution(session))
     extensions.injectResolutionRule(session => new DeltalogAnalysis(session))
     extensions.injectCheckRule(session => new DeltalogWriteChecks(session))
     TableChangesFunction.descriptions.foreach(extensions.injectTableFunction)

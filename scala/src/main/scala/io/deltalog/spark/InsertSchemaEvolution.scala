@@ -2,18 +2,13 @@ package io.deltalog.spark
 
 import java.util.Locale
 
-import scala.jdk.CollectionConverters._
-import scala.util.control.NonFatal
-
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation
 import org.apache.spark.sql.catalyst.plans.logical.{AppendData, InsertIntoStatement, LogicalPlan, OverwriteByExpression,
   OverwritePartitionsDynamic, V2WriteCommand}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.deltalog.SparkCatalogInternals
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
 import org.apache.spark.sql.types.{DataType, StructField, StructType}
-import org.apache.spark.sql.util.CaseInsensitiveStringMap
 
 import io.deltalog.commands.WriteOptions
 
@@ -107,21 +102,7 @@ class InsertSchemaEvolution(session: SparkSession) extends Rule[LogicalPlan] {
   private def target(table: LogicalPlan): Option[(DataSourceV2Relation, DeltalogTable)] = table match {
     case r @ DataSourceV2Relation(t: DeltalogTable, _, _, _, _, _) if !t.isInstanceOf[EvolvingDeltalogTable] &&
         !t.isInstanceOf[AcceptingDeltalogTable] => Some((r, t))
-    case u: UnresolvedRelation if !u.isStreaming &&
-        !session.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.catalog.isTempView(u.multipartIdentifier) =>
-      try SparkCatalogInternals.catalogAndIdentifier(session, u.multipartIdentifier) match {
-        case Some((catalog, ident)) => catalog match {
-          case c: DeltalogCatalog => c.loadTable(ident) match {
-            case t: DeltalogTable if t.timeTravel.isEmpty =>
-              val options = new CaseInsensitiveStringMap(
-                u.options.asCaseSensitiveMap().asScala.toMap.filterNot(_._1.startsWith("__")).asJava)
-              Some((DataSourceV2Relation.create(t, Some(c), Some(ident), options), t))
-            case _ => None
-          }
-          case _ => None
-        }
-        case _ => None
-      } catch { case NonFatal(_) => None }
+    case u: UnresolvedRelation => DeltalogTargets.lookup(session, u)
     case _ => None
   }
 }
