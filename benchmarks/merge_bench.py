@@ -18,13 +18,18 @@ runs in its own Spark process (``integration/peers.py``: local[2], UI off, 6 GB 
 time is reported the merged tables' row count and an order-independent checksum must be equal between
 the engines.
 
-    .venv/bin/python benchmarks/merge_bench.py [--sf 1] [--runs 1] [--cases upsert_0.0001,...] [--out benchmarks/RESULTS.md]
+    .venv/bin/python benchmarks/merge_bench.py [--sf 1] [--runs 1] [--cases upsert_0.0001,...] [--modes cow,dv]
+        [--engines deltalog,delta-spark] [--out benchmarks/RESULTS.md]
+
+``--engines deltalog`` times deltalog alone (no delta-spark process, no checksum comparison, no report
+table): for iterating on the engine.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -105,16 +110,21 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--modes", default="cow,dv")
+    ap.add_argument("--engines", default="deltalog,delta-spark")
     ap.add_argument("--out", help="append the markdown report to this file")
     a = ap.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from contextlib import nullcontext
     from peers import SparkPeer
+    engines = [e.strip() for e in a.engines.split(",") if e.strip()]
+    both = engines == ["deltalog", "delta-spark"]
+    assert both or engines == ["deltalog"], "--engines: deltalog,delta-spark or deltalog"
     cases = [c.strip() for c in a.cases.split(",") if c.strip()]
     modes = [m.strip() == "dv" for m in a.modes.split(",")]
     load_start = os.getloadavg()[0]
     res, sizes = {}, {}
     with tempfile.TemporaryDirectory() as tmp, SparkPeer("deltalog", driver_memory="6g") as dl, \
-            SparkPeer("delta-spark", driver_memory="6g") as ds:
+            (SparkPeer("delta-spark", driver_memory="6g") if both else nullcontext()) as ds:
         root = Path(tmp)
         data = generate(root, a.sf)
         sources = {}
@@ -122,7 +132,7 @@ def main() -> int:
             m, nm, _ = CASES[c]
             sources[c] = root / f"src-{c}.parquet"
             sizes[c] = make_source(data, sources[c], m, nm, seed=i + 1)
-        peers = (("deltalog", dl, "deltalog"), ("delta-spark", ds, "delta"))
+        peers = (("deltalog", dl, "deltalog"), ("delta-spark", ds, "delta"))[:len(engines)]
         for dv in modes:
             bases = {}
             for engine, peer, fmt in peers:
@@ -139,11 +149,17 @@ def main() -> int:
                                         clauses=CASES[c][2])
                         times.append(last["time"])
                     res[(c, dv, engine)] = dict(last, times=times)
-                o, t = res[(c, dv, "deltalog")], res[(c, dv, "delta-spark")]
+                o = res[(c, dv, "deltalog")]
+                if not both:
+                    print(c, "dv" if dv else "cow", f"deltalog {statistics.median(o['times']):.2f}s "
+                          f"(runs {', '.join(f'{x:.2f}' for x in o['times'])}), {o['n']:,} rows", flush=True)
+                    continue
+                t = res[(c, dv, "delta-spark")]
                 assert (o["n"], o["h"], o["out"]) == (t["n"], t["h"], t["out"]), (c, dv, o, t)
                 print(c, "dv" if dv else "cow", f"{o['time']:.2f}s vs {t['time']:.2f}s", flush=True)
+    if not both:
+        return 0
     load = f"load average {load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end"
-    import statistics
     lines = ["", "## MERGE, TPC-DS store_sales (benchmarks/merge_bench.py)", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {load}; store_sales sf={a.sf:g} "
              f"({n_rows:,} rows, 20 files per engine's own writer); median of {a.runs} run(s) per case, each on a "

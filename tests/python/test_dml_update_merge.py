@@ -315,9 +315,21 @@ def test_update_and_merge_keep_row_ids(spark, tmp_path, delta_spark):
 
 # ------------------------------------------------------------------------------------------ random sequences
 @pytest.mark.parametrize("dv", ["false", "true"])
-def test_random_dml_sequence_matches_pandas(spark, tmp_path, dv):
+@pytest.mark.parametrize("broadcast", ["32m", "-1"])
+def test_random_dml_sequence_matches_pandas(spark, tmp_path, dv, broadcast):
     """Seeded random DELETE / UPDATE / MERGE statements on a deltalog table and on a pandas frame of the
-    same rows; after every statement the table's rows equal the frame's."""
+    same rows; after every statement the table's rows equal the frame's. MERGE's pass 2 runs both ways:
+    the small source broadcast (hash join of the touched files + anti join for the inserts) and, with
+    ``spark.deltalog.merge.broadcastSourceThreshold = -1``, one shuffled full outer join."""
+    key = "spark.deltalog.merge.broadcastSourceThreshold"
+    spark.conf.set(key, str(32 * 1024 * 1024) if broadcast == "32m" else "-1")
+    try:
+        _random_dml_sequence(spark, tmp_path, dv)
+    finally:
+        spark.conf.unset(key)
+
+
+def _random_dml_sequence(spark, tmp_path, dv):
     from deltalog.tables import DeltaTable
     rnd = random.Random(27 + (dv == "true"))
     path = tmp_path / "t"
@@ -351,3 +363,35 @@ def test_random_dml_sequence_matches_pandas(spark, tmp_path, dv):
         ref = ref.astype({"k": "int64", "v": "int64", "p": "int64"})
         got = sorted(tuple(r) for r in dt.toDF().select("k", "v", "p").collect())
         assert got == sorted(ref.itertuples(index=False, name=None)), f"step {step}: {op}"
+
+
+@pytest.mark.parametrize("broadcast", ["32m", "-1"])
+def test_merge_upsert_identity_and_generated_columns(spark, tmp_path, broadcast):
+    """An upsert MERGE into a table with identity and generated columns, pass 2 both ways (broadcast
+    source: hash join + anti join for the inserts; -1: one full outer join): matched rows keep their
+    identity value and get the generated column recomputed; inserted rows get new, distinct identity
+    values above the old ones, of the form start + m * step."""
+    key = "spark.deltalog.merge.broadcastSourceThreshold"
+    path = tmp_path / "t"
+    spark.sql(f"CREATE TABLE deltalog.`{path}` (id BIGINT, v STRING, g BIGINT GENERATED ALWAYS AS (id * 10), "
+              "k BIGINT GENERATED ALWAYS AS IDENTITY (START WITH 5 INCREMENT BY 3)) USING deltalog")
+    spark.range(0, 40).selectExpr("id", "cast(id AS string) AS v").repartition(4) \
+        .write.format("deltalog").mode("append").save(str(path))
+    before = {r.id: r.k for r in spark.read.format("deltalog").load(str(path)).collect()}
+    src = spark.range(30, 70).selectExpr("id", "concat('new', cast(id AS string)) AS v").repartition(3)
+    src.createOrReplaceTempView("idsrc")
+    spark.conf.set(key, str(32 * 1024 * 1024) if broadcast == "32m" else "-1")
+    try:
+        got = spark.sql(f"MERGE INTO deltalog.`{path}` t USING idsrc s ON t.id = s.id "
+                        "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)")
+        assert [list(r) for r in got.collect()] == [[40, 10, 0, 30]]
+    finally:
+        spark.conf.unset(key)
+    rows = {r.id: r for r in spark.read.format("deltalog").load(str(path)).collect()}
+    assert sorted(rows) == list(range(70))
+    assert all(rows[i].g == i * 10 for i in rows)
+    assert all(rows[i].v == (f"new{i}" if i >= 30 else str(i)) for i in rows)
+    assert all(rows[i].k == before[i] for i in before)
+    new = [rows[i].k for i in range(40, 70)]
+    assert len(set(new)) == 30 and min(new) > max(before.values())
+    assert all((k - 5) % 3 == 0 for k in new)

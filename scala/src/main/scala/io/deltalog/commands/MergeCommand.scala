@@ -6,8 +6,8 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.sql.{AnalysisException, Column, DataFrame}
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
-import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeSet, EqualTo, Expression, GreaterThanOrEqual,
-  LessThanOrEqual, Literal}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeSet, EqualNullSafe, EqualTo, Expression,
+  GreaterThanOrEqual, LessThanOrEqual, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join}
 import org.apache.spark.sql.classic.{Dataset => ClassicDataset, SparkSession => ClassicSession}
 import org.apache.spark.sql.deltalog.SparkInternals
@@ -125,8 +125,9 @@ final class MergeCommand(
       val sP = col(SourceMark).isNotNull
       val clauseIdx = when(tP && sP, firstOf(MergeClause.Matched)).when(tP, firstOf(MergeClause.NotMatchedBySource))
         .otherwise(firstOf(MergeClause.NotMatched))
-      def byIndex(value: (MergeClause, Int) => Option[Column], default: Column): Column = {
-        val cases = indexed.flatMap { case (c, i) => value(c, i).map(v => (i, v)) }
+      def byIndex(value: (MergeClause, Int) => Option[Column], default: Column,
+          among: Seq[(MergeClause, Int)] = indexed): Column = {
+        val cases = among.flatMap { case (c, i) => value(c, i).map(v => (i, v)) }
         if (cases.isEmpty) default
         else cases.tail.foldLeft(when(col(ClauseColumn) === cases.head._1, cases.head._2)) {
           case (acc, (i, v)) => acc.when(col(ClauseColumn) === i, v)
@@ -143,6 +144,10 @@ final class MergeCommand(
           assignedIdentity ++= a.map(x => lc(x._1))
           Some(assign.inserted(a, f => WriteRules.identityValues(f, table)))
       }, lit(null))
+      // the values of inserted rows alone (resolvable over source columns only: the insert side of pass 2)
+      lazy val insertValuesCol = byIndex((c, _) => Some(assign.inserted(insertAssignments(c, schema, sourceSchema, s,
+        evolve, table), f => WriteRules.identityValues(f, table))), lit(null),
+        indexed.filter(_._1.kind == MergeClause.NotMatched))
       val anyMatchedCond = indexed.filter(_._1.kind == MergeClause.Matched).map(x => cond(x._1))
         .reduceOption(_ || _).getOrElse(lit(false))
       val targetCols: Seq[Column] = schema.fieldNames.toSeq.map(n => old(n).as(n)) ++
@@ -170,6 +175,12 @@ final class MergeCommand(
       // not-matched-by-source clauses act on every target row: only partition pruning applies then
       val candidates = if (bySourceClauses.nonEmpty) candidates0
         else candidates0.filterNot(f => proofs.exists(_.prove(f)._2))
+
+      // target columns of an inserted row: null
+      val blankTarget: Seq[Column] = schema.fields.toSeq.map(f => lit(null).cast(f.dataType).as(f.name)) ++
+        rw.rowIds.toSeq.flatMap(r => Seq(lit(null).cast("long").as(r.idColumn), lit(null).cast("long").as(r.versionColumn))) ++
+        Seq(lit(null).cast("string").as(TouchedFiles.FileColumn), lit(null).cast("long").as(TouchedFiles.RowIndexColumn))
+      val broadcastSource = hasEquiKey(joinCond, targetAttrs, sourceAttrs) && smallSource(s)
 
       val scanStart = System.nanoTime()
       val insertOnly = matchedClauses.isEmpty && bySourceClauses.isEmpty
@@ -202,19 +213,34 @@ final class MergeCommand(
       // ---------------------------------------------------------- pass 2 and the commit
       val pass2: DataFrame => DataFrame = if (insertOnly) { _ =>
         val anti = s.filter(counting()).join(target(rw.reader.read(candidates)), condition, "left_anti")
-        val blanks: Seq[Column] = schema.fields.toSeq.map(f => lit(null).cast(f.dataType).as(f.name)) ++
-          rw.rowIds.toSeq.flatMap(r => Seq(lit(null).cast("long").as(r.idColumn), lit(null).cast("long").as(r.versionColumn))) ++
-          Seq(lit(null).cast("string").as(TouchedFiles.FileColumn), lit(null).cast("long").as(TouchedFiles.RowIndexColumn))
         anti.withColumn(TargetMark, lit(null).cast(BooleanType)).select(col("*"), clauseIdx.as(ClauseColumn))
-          .select(blanks ++ Seq(actionCol.as(ActionColumn), newValuesCol.as(NewValuesColumn)): _*)
+          .select(blankTarget ++ Seq(actionCol.as(ActionColumn), newValuesCol.as(NewValuesColumn)): _*)
       } else { rows =>
         // with deletion vectors only changed (matched or by-source) and inserted rows are written
-        val joinType = if (notMatchedClauses.nonEmpty) "full_outer"
-          else if (rw.dvMode && bySourceClauses.isEmpty) "inner" else "left_outer"
-        val joined = target(rows).join(s, condition, joinType)
-        val acted = joined.select(col("*"), clauseIdx.as(ClauseColumn))
-          .select(targetCols ++ Seq(actionCol.as(ActionColumn), newValuesCol.as(NewValuesColumn),
-            bySourceCol.as(BySourceColumn)): _*)
+        val targetJoin = if (rw.dvMode && bySourceClauses.isEmpty) "inner" else "left_outer"
+        val acted = if (broadcastSource) {
+          // a small source is broadcast: the touched files' rows stream through a hash join (no
+          // shuffle or sort of the target); not-matched source rows (inserts) come from an anti join
+          // with the target rows that match some source row (a broadcast semi join), which together
+          // are exactly the rows the full outer join would give
+          val changed = target(rows).join(broadcast(s), condition, targetJoin).select(col("*"), clauseIdx.as(ClauseColumn))
+            .select(targetCols ++ Seq(actionCol.as(ActionColumn), newValuesCol.as(NewValuesColumn),
+              bySourceCol.as(BySourceColumn)): _*)
+          if (notMatchedClauses.isEmpty) changed
+          else {
+            val matchedTarget = target(rows).join(broadcast(s), condition, "left_semi")
+            val inserts = s.join(matchedTarget, condition, "left_anti").withColumn(TargetMark, lit(null).cast(BooleanType))
+              .select(col("*"), firstOf(MergeClause.NotMatched).as(ClauseColumn))
+              .select(blankTarget ++ Seq(actionCol.as(ActionColumn), insertValuesCol.as(NewValuesColumn),
+                lit(false).as(BySourceColumn)): _*)
+            changed.unionByName(inserts)
+          }
+        } else {
+          val joinType = if (notMatchedClauses.nonEmpty) "full_outer" else targetJoin
+          target(rows).join(s, condition, joinType).select(col("*"), clauseIdx.as(ClauseColumn))
+            .select(targetCols ++ Seq(actionCol.as(ActionColumn), newValuesCol.as(NewValuesColumn),
+              bySourceCol.as(BySourceColumn)): _*)
+        }
         if (!multi) acted
         else acted.withColumn(DedupColumn, when(col(TouchedFiles.FileColumn).isNull, monotonically_increasing_id()))
           .dropDuplicates(TouchedFiles.FileColumn, TouchedFiles.RowIndexColumn, DedupColumn).drop(DedupColumn)
@@ -329,6 +355,27 @@ final class MergeCommand(
       }
     }
     if (perClause.contains(AlwaysTrue)) None else Some(LogPredicate.or(perClause))
+  }
+
+  /** True when a conjunct of `cond` equates an expression of target columns with one of source columns. */
+  private def hasEquiKey(cond: Expression, targetAttrs: AttributeSet, sourceAttrs: AttributeSet): Boolean = {
+    def side(e: Expression, attrs: AttributeSet) = e.references.nonEmpty && e.references.subsetOf(attrs)
+    DmlSupport.conjuncts(cond).exists {
+      case EqualTo(a, b) => (side(a, targetAttrs) && side(b, sourceAttrs)) || (side(b, targetAttrs) && side(a, sourceAttrs))
+      case EqualNullSafe(a, b) =>
+        (side(a, targetAttrs) && side(b, sourceAttrs)) || (side(b, targetAttrs) && side(a, sourceAttrs))
+      case _ => false
+    }
+  }
+
+  /**
+   * True when the source is small enough to broadcast in pass 2: Spark's size estimate of it at most
+   * [[BroadcastSourceKey]] bytes (default [[DefaultBroadcastSourceBytes]]; -1 never broadcasts).
+   */
+  private def smallSource(s: DataFrame): Boolean = {
+    val limit = spark.conf.getOption(BroadcastSourceKey).map(_.trim.toLong).getOrElse(DefaultBroadcastSourceBytes)
+    limit >= 0 && (try s.asInstanceOf[ClassicDataset[_]].queryExecution.optimizedPlan.stats.sizeInBytes <= limit
+      catch { case NonFatal(_) => false })
   }
 
   /** The merge condition resolved over (target, source): (condition, target attributes, source attributes). */
@@ -467,6 +514,12 @@ final class MergeCommand(
 object MergeCommand {
   private val log = LoggerFactory.getLogger(classOf[MergeCommand])
   val AutoMergeKey = "spark.databricks.delta.schema.autoMerge.enabled"
+  /**
+   * Sources whose estimated size (Spark's statistics) is at most this many bytes are broadcast in
+   * pass 2, so the touched files are rewritten without shuffling them (-1: never).
+   */
+  val BroadcastSourceKey = "spark.deltalog.merge.broadcastSourceThreshold"
+  val DefaultBroadcastSourceBytes: Long = 32L * 1024 * 1024
   /** The target's alias when the statement gives none. */
   val DefaultTargetAlias = "__deltalog_target"
   private val TargetMark = "__deltalog_target_row"

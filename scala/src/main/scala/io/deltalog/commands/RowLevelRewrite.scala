@@ -297,7 +297,10 @@ private[commands] final class RowLevelRewrite(
     val entries = "__deltalog_out"
     val skip = if (unchangedFiles.isEmpty) lit(false)
       else action === Keep && col(TouchedFiles.FileColumn).isin(unchangedFiles.toSeq: _*)
-    val exploded = rows.filter(action =!= lit(Ignore).cast(IntegerType) && !skip)
+    // with deletion vectors a kept row is not written (no data row, no change data): dropped before
+    // the output rows are built
+    val dropped = if (dvMode) action.isin(Ignore, Keep) else action === lit(Ignore).cast(IntegerType)
+    val exploded = rows.filter(!dropped && !skip)
       .select(explode(array((dataRow +: cdcRows): _*)).as(entries))
       .filter(col(entries).isNotNull)
       .select(col(entries + ".*"))

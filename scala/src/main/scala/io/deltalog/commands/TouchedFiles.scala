@@ -60,7 +60,7 @@ private[commands] final class TouchedFiles(
     val dvs = existingDeletionVectors(files)
     val bc = spark.sparkContext.broadcast(dvs)
     val kept = udf((file: String, index: Long) => !bc.value.get(file).exists(_.contains(index)))
-    val uriPath = udf((s: String) => new Path(new java.net.URI(s)).toUri.getPath)
+    val uriPath = udf(new UriPathOf)
     val bases: Map[String, java.lang.Long] =
       files.flatMap(f => f.baseRowId.map(b => fileKey(f) -> Long.box(b))).toMap
     val versions: Map[String, java.lang.Long] =
@@ -96,6 +96,24 @@ private[commands] final class TouchedFiles(
         Seq(StructField(FileColumn, StringType), StructField(RowIndexColumn, LongType)))
       spark.createDataFrame(spark.sparkContext.emptyRDD[Row], empty)
     }
+  }
+}
+
+/**
+ * `_metadata.file_path` (a URI string) → its path ([[TouchedFiles.fileKey]]'s form), remembering the
+ * last one: a task reads its rows file after file, so the URI is parsed once per file, not per row.
+ */
+private final class UriPathOf extends (String => String) with Serializable {
+  @transient private var lastIn: String = _
+  @transient private var lastOut: String = _
+
+  def apply(s: String): String = {
+    if (s == null) return null
+    if (s != lastIn) {
+      lastOut = new Path(new java.net.URI(s)).toUri.getPath
+      lastIn = s
+    }
+    lastOut
   }
 }
 
