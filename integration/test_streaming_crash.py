@@ -120,8 +120,13 @@ def test_streaming_pipelines_survive_kill_9(procs, h, tmp_path, full):
             assert "done" in out.lines, f"seed {seed}: child exited 0 without 'done': {out.lines}"
             done = True
         elif p.returncode != -signal.SIGKILL:
-            raise AssertionError(f"seed {seed}: child failed (rc {p.returncode}): {out.lines}\n"
-                                 f"{p.stderr.read()[-4000:]}")
+            err = p.stderr.read()
+            (tmp_path / f"child-stderr-{round_}.log").write_text(err)
+            # the first error is the cause; the tail is usually the driver stopping under the other queries
+            causes = [ln for ln in err.splitlines() if "Exception" in ln or "Error" in ln][:8]
+            raise AssertionError(f"seed {seed}: child failed (rc {p.returncode}): {out.lines}\nfirst errors: "
+                                 + "\n".join(causes) + f"\n(full stderr: {tmp_path}/child-stderr-{round_}.log)\n"
+                                 + err[-2000:])
         # every log stays readable and well-formed after every kill
         for t in sinks:
             if _commits(t):
