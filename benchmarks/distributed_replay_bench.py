@@ -119,13 +119,26 @@ def check_deltalog(r: Dict[str, Any], truth: Dict[str, Any], what: str, distribu
             raise AssertionError(f"{what}: {k} = {r[k]}, generator truth {truth[k]}")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
+def add_log_args(ap: argparse.ArgumentParser) -> None:
+    """The generated log's size and where the driver runs (shared with replay_heap_bisect.py)."""
     ap.add_argument("--files", type=int, default=300_000)
     ap.add_argument("--parts", type=int, default=10)
     ap.add_argument("--commits", type=int, default=100)
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--cluster", action="store_true", help="start integration/cluster.py's standalone cluster")
+
+
+def refuse_full_size(files: int) -> bool:
+    """True (after saying why) when more than 1M files are asked for without DELTALOG_INTEGRATION_FULL=1."""
+    if files > 1_000_000 and os.environ.get("DELTALOG_INTEGRATION_FULL") != "1":
+        print("more than 1M files: set DELTALOG_INTEGRATION_FULL=1 to run the full-size check", file=sys.stderr)
+        return True
+    return False
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    add_log_args(ap)
     ap.add_argument("--driver-memory", default="2g")
     ap.add_argument("--runs", type=int, default=3, help="loads per engine (first reported, median of the rest)")
     ap.add_argument("--engines", default="deltalog,delta-spark")
@@ -133,8 +146,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=3600)
     ap.add_argument("--out", help="append the markdown report to this file")
     a = ap.parse_args()
-    if a.files > 1_000_000 and os.environ.get("DELTALOG_INTEGRATION_FULL") != "1":
-        print("more than 1M files: set DELTALOG_INTEGRATION_FULL=1 to run the full-size check", file=sys.stderr)
+    if refuse_full_size(a.files):
         return 2
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     t0 = time.time()

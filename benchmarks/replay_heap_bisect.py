@@ -60,18 +60,13 @@ def load(table: str, truth: Dict[str, Any], master: str, heap: str, path: str, t
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--files", type=int, default=300_000)
-    ap.add_argument("--parts", type=int, default=10)
-    ap.add_argument("--commits", type=int, default=100)
+    bench.add_log_args(ap)
     ap.add_argument("--heaps", default="1g,768m,640m,512m", help="driver heaps, largest first")
     ap.add_argument("--paths", default="distributed,in-driver")
-    ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--cluster", action="store_true", help="start integration/cluster.py's standalone cluster")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--out", help="append the markdown report to this file")
     a = ap.parse_args()
-    if a.files > 1_000_000 and os.environ.get("DELTALOG_INTEGRATION_FULL") != "1":
-        print("more than 1M files: set DELTALOG_INTEGRATION_FULL=1", file=sys.stderr)
+    if bench.refuse_full_size(a.files):
         return 2
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     table, truth = large_log.ensure(a.files, a.parts, a.commits)
