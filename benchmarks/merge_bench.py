@@ -3,15 +3,22 @@ delta-rs ``crates/benchmarks``), deltalog beside delta-spark 4.4 on the same Spa
 
 Data: TPC-DS ``store_sales`` generated offline with DuckDB's ``tpcds`` extension (the
 ``duckdb-extension-tpcds`` wheel; ``CALL dsdgen(sf=…)``, 2.88M rows at sf=1), key
-``(ss_item_sk, ss_ticket_number)``. Each case's source is built in DuckDB from the target: a
-``matched`` fraction of the target's rows (``ss_quantity`` changed) plus a ``not matched`` fraction of
-rows with new ticket numbers.
+``(ss_item_sk, ss_ticket_number)``, written as 20 Parquet parts in ticket order (the order dsdgen
+generates, as the reference suite's ``CREATE TABLE … AS SELECT`` of the generated files keeps it);
+each engine writes its target table from the parts, one data file per part, so both tables hold the
+same rows in the same files. Each case's source is built as the reference suite builds it
+(delta-spark's ``MergeDataLoad``, delta-rs's ``benchmark_merge_tpcds``): a ``files`` fraction of the
+target's files is sampled (seeded), then a ``matched`` fraction of their rows (``ss_quantity`` changed)
+and a ``not matched`` fraction of their rows with new keys (ticket number + 10^9).
 
 Cases (``MERGE INTO t USING s ON t.ss_item_sk = s.ss_item_sk AND t.ss_ticket_number = s.ss_ticket_number``):
-  upsert_<m>      matched fraction m (0.0001, 0.01, 0.1, 0.5) updated, not-matched 0.05 inserted
-  delete_only     matched 0.05 deleted  (WHEN MATCHED THEN DELETE)
-  insert_only     not-matched 0.05 inserted  (WHEN NOT MATCHED THEN INSERT *)
-  update_only     matched 0.05 updated (WHEN MATCHED THEN UPDATE SET *)
+  upsert_<m>      files 0.05, matched fraction m (0.0001, 0.01, 0.1, 0.5) updated, not-matched 0.05 inserted
+  delete_only     files 0.05, matched 0.05 deleted  (WHEN MATCHED THEN DELETE)
+  insert_only     files 0.05, not-matched 0.05 inserted  (WHEN NOT MATCHED THEN INSERT *)
+  update_only     files 0.05, matched 0.05 updated (WHEN MATCHED THEN UPDATE SET *)
+  upsert_files_0.5, upsert_files_1.0
+                  the reference suite's wide cases: files 0.5 / 1.0, matched 0.01, not-matched 0.001
+                  (half / every file rewritten under copy-on-write)
 each copy-on-write and with deletion vectors. Each engine writes its own target table once per mode
 (its own writer, 20 files); every run merges into a fresh copy of that table's folder. Each engine
 runs in its own Spark process (``integration/peers.py``: local[2], UI off, 6 GB driver). Before any
@@ -42,20 +49,31 @@ sys.path.insert(0, HERE)
 import side_by_side  # noqa: E402
 
 KEY = "t.ss_item_sk = s.ss_item_sk AND t.ss_ticket_number = s.ss_ticket_number"
-CASES = {  # name -> (matched fraction, not-matched fraction, clauses)
-    "upsert_0.0001": (0.0001, 0.05, "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
-    "upsert_0.01": (0.01, 0.05, "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
-    "upsert_0.1": (0.1, 0.05, "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
-    "upsert_0.5": (0.5, 0.05, "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"),
-    "delete_only": (0.05, 0.0, "WHEN MATCHED THEN DELETE"),
-    "insert_only": (0.0, 0.05, "WHEN NOT MATCHED THEN INSERT *"),
-    "update_only": (0.05, 0.0, "WHEN MATCHED THEN UPDATE SET *"),
+PARTS = 20
+UPSERT = "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+CASES = {  # name -> (file fraction, matched fraction, not-matched fraction, clauses)
+    "upsert_0.0001": (0.05, 0.0001, 0.05, UPSERT),
+    "upsert_0.01": (0.05, 0.01, 0.05, UPSERT),
+    "upsert_0.1": (0.05, 0.1, 0.05, UPSERT),
+    "upsert_0.5": (0.05, 0.5, 0.05, UPSERT),
+    "delete_only": (0.05, 0.05, 0.0, "WHEN MATCHED THEN DELETE"),
+    "insert_only": (0.05, 0.0, 0.05, "WHEN NOT MATCHED THEN INSERT *"),
+    "update_only": (0.05, 0.05, 0.0, "WHEN MATCHED THEN UPDATE SET *"),
+    "upsert_files_0.5": (0.5, 0.01, 0.001, UPSERT),
+    "upsert_files_1.0": (1.0, 0.01, 0.001, UPSERT),
 }
 
+# one data file per part: a part is never split (parts are far below maxPartitionBytes) nor packed
+# with another (each part's open cost alone exceeds a split)
 SETUP = """
 path, fmt, dv = args["path"], args["fmt"], args["dv"]
-(spark.read.parquet(args["data"]).repartition(20).write.format(fmt)
-    .option("delta.enableDeletionVectors", str(dv).lower()).save(path))
+spark.conf.set("spark.sql.files.openCostInBytes", str(1 << 30))
+try:
+    df = spark.read.parquet(args["data"])
+    assert df.rdd.getNumPartitions() == args["parts"], df.rdd.getNumPartitions()
+    df.write.format(fmt).option("delta.enableDeletionVectors", str(dv).lower()).save(path)
+finally:
+    spark.conf.unset("spark.sql.files.openCostInBytes")
 prefix = 'deltalog' if fmt == 'deltalog' else 'delta'
 spark.sql(f"ALTER TABLE {prefix}.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = '{str(dv).lower()}')")
 result = spark.read.format(fmt).load(path).count()
@@ -75,32 +93,43 @@ result = {"time": took, "out": [list(r) for r in out], "n": check.n, "h": check.
 
 
 def generate(root: Path, sf: float) -> Path:
-    """store_sales at scale factor ``sf`` as Parquet (DuckDB + tpcds extension, offline)."""
+    """store_sales at scale factor ``sf`` as ``PARTS`` Parquet files in ticket order (DuckDB + tpcds
+    extension, offline)."""
     import duckdb
     import duckdb_extension_tpcds
     ext = Path(duckdb_extension_tpcds.__file__).parent / "extensions" / f"v{duckdb.__version__}" / "tpcds.duckdb_extension"
     con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
     con.execute(f"LOAD '{ext}'")
     con.execute(f"CALL dsdgen(sf={sf})")
-    out = root / "store_sales.parquet"
-    con.execute(f"COPY (SELECT * FROM store_sales) TO '{out}' (FORMAT PARQUET)")
+    out = root / "store_sales"
+    out.mkdir()
+    con.execute("CREATE TABLE ordered AS SELECT *, ntile(%d) OVER (ORDER BY ss_ticket_number, ss_item_sk) - 1 AS part "
+                "FROM store_sales" % PARTS)
+    for i in range(PARTS):
+        con.execute(f"COPY (SELECT * EXCLUDE (part) FROM ordered WHERE part = {i} ORDER BY ss_ticket_number, ss_item_sk) "
+                    f"TO '{out / f'part-{i:02d}.parquet'}' (FORMAT PARQUET)")
     return out
 
 
-def make_source(target: Path, out: Path, matched: float, not_matched: float, seed: int) -> int:
-    """The source of a case: ``matched`` of the target's rows (quantity changed) and ``not_matched``
+def make_source(data: Path, out: Path, files: float, matched: float, not_matched: float, seed: int) -> int:
+    """The source of a case, as the reference suite samples it: ``files`` of the target's files
+    (at least one), then ``matched`` of their rows (quantity changed) and ``not_matched`` of their
     rows with new ticket numbers."""
+    import random
     import duckdb
+    parts = sorted(data.glob("part-*.parquet"))
+    chosen = random.Random(seed).sample(parts, max(1, round(files * len(parts))))
+    rows = "read_parquet([%s])" % ", ".join(f"'{p}'" for p in chosen)
     con = duckdb.connect()
     con.execute(f"SELECT setseed({seed / 1000})")
-    parts = []
+    selects = []
     if matched:
-        parts.append(f"SELECT * REPLACE (coalesce(ss_quantity, 0) + 1 AS ss_quantity) FROM read_parquet('{target}') "
-                     f"WHERE random() < {matched}")
+        selects.append(f"SELECT * REPLACE (coalesce(ss_quantity, 0) + 1 AS ss_quantity) FROM {rows} "
+                       f"WHERE random() < {matched}")
     if not_matched:
-        parts.append(f"SELECT * REPLACE (ss_ticket_number + 1000000000 AS ss_ticket_number) FROM read_parquet('{target}') "
-                     f"WHERE random() < {not_matched}")
-    con.execute(f"COPY ({' UNION ALL '.join(parts)}) TO '{out}' (FORMAT PARQUET)")
+        selects.append(f"SELECT * REPLACE (ss_ticket_number + 1000000000 AS ss_ticket_number) FROM {rows} "
+                       f"WHERE random() < {not_matched}")
+    con.execute(f"COPY ({' UNION ALL '.join(selects)}) TO '{out}' (FORMAT PARQUET)")
     return con.execute(f"SELECT count(*) FROM read_parquet('{out}')").fetchone()[0]
 
 
@@ -129,15 +158,15 @@ def main() -> int:
         data = generate(root, a.sf)
         sources = {}
         for i, c in enumerate(cases):
-            m, nm, _ = CASES[c]
+            f, m, nm, _ = CASES[c]
             sources[c] = root / f"src-{c}.parquet"
-            sizes[c] = make_source(data, sources[c], m, nm, seed=i + 1)
+            sizes[c] = make_source(data, sources[c], f, m, nm, seed=i + 1)
         peers = (("deltalog", dl, "deltalog"), ("delta-spark", ds, "delta"))[:len(engines)]
         for dv in modes:
             bases = {}
             for engine, peer, fmt in peers:
                 bases[engine] = root / f"{engine}-{'dv' if dv else 'cow'}"
-                n_rows = peer.run(SETUP, path=str(bases[engine]), fmt=fmt, dv=dv, data=str(data))
+                n_rows = peer.run(SETUP, path=str(bases[engine]), fmt=fmt, dv=dv, data=str(data), parts=PARTS)
             for c in cases:
                 for engine, peer, fmt in peers:
                     times, last = [], None
@@ -146,7 +175,7 @@ def main() -> int:
                         shutil.rmtree(work, ignore_errors=True)
                         shutil.copytree(bases[engine], work)
                         last = peer.run(MERGE, path=str(work), fmt=fmt, source=str(sources[c]), key=KEY,
-                                        clauses=CASES[c][2])
+                                        clauses=CASES[c][3])
                         times.append(last["time"])
                     res[(c, dv, engine)] = dict(last, times=times)
                 o = res[(c, dv, "deltalog")]
@@ -162,16 +191,21 @@ def main() -> int:
     load = f"load average {load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end"
     lines = ["", "## MERGE, TPC-DS store_sales (benchmarks/merge_bench.py)", "",
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {load}; store_sales sf={a.sf:g} "
-             f"({n_rows:,} rows, 20 files per engine's own writer); median of {a.runs} run(s) per case, each on a "
+             f"({n_rows:,} rows in {PARTS} files, ticket order, each engine's own writer); sources sampled as the "
+             f"reference suite does (a fraction of the files, then of their rows); median of {a.runs} run(s) per case, each on a "
              "fresh copy of the target (first run in brackets); result rows, row count and checksum equal between "
-             f"the engines in every case; command: `python benchmarks/merge_bench.py --sf {a.sf:g} --runs {a.runs}`", "",
-             "| case | source rows | mode | deltalog s | delta-spark s | deltalog / delta-spark |", "|---|---|---|---|---|---|"]
+             f"the engines in every case; command: `python benchmarks/merge_bench.py --sf {a.sf:g} --runs {a.runs}"
+             f"{'' if a.cases == ap.get_default('cases') else ' --cases ' + a.cases}"
+             f"{'' if a.modes == ap.get_default('modes') else ' --modes ' + a.modes}`", "",
+             "| case | files / matched / not matched | source rows | mode | deltalog s | delta-spark s | deltalog / delta-spark |",
+             "|---|---|---|---|---|---|---|"]
     for dv in modes:
         for c in cases:
             o, t = res[(c, dv, "deltalog")], res[(c, dv, "delta-spark")]
             cell = side_by_side.cells({"median": statistics.median(o["times"]), "first": o["times"][0]},
                                       {"median": statistics.median(t["times"]), "first": t["times"][0]})
-            lines.append(f"| {c} | {sizes[c]:,} | {'deletion vectors' if dv else 'copy-on-write'} | {cell} |")
+            f, m, nm, _ = CASES[c]
+            lines.append(f"| {c} | {f:g} / {m:g} / {nm:g} | {sizes[c]:,} | {'deletion vectors' if dv else 'copy-on-write'} | {cell} |")
     side_by_side.emit(lines, a.out)
     return 0
 

@@ -40,7 +40,8 @@ final case class MergeResult(numUpdated: Long, numDeleted: Long, numInserted: Lo
  *  - Every clause but the last of each kind must have a condition.
  *
  * Execution: conjuncts of `condition` on target columns only prune files by partition values and
- * statistics, and an equality `target.k = source.k` prunes by the source keys' range. Pass 1 joins
+ * statistics, and an equality `target.k = source.k` skips every file whose bounds of `k` hold no
+ * source key ([[SourceKeys]]; a large source: outside the keys' range). Pass 1 joins
  * the candidate files' rows with the source (inner, or left outer with not-matched-by-source clauses)
  * to find the files holding changed rows (and, with not-matched clauses, matched rows); pass 2
  * joins only those files with the source (left or full outer) and writes the result
@@ -170,11 +171,13 @@ final class MergeCommand(
           (if (notMatchedClauses.isEmpty) matchedTargetPredicate(target(rw.reader.read(Nil)), s, matchedClauses,
             rw.partitionCols).toSeq else Nil))
       val tz = spark.sessionState.conf.sessionLocalTimeZone
-      val proofs = targetOnly.map(c => new StatsProof(c, rw.partitionCols, rw.physicalNames, tz)) ++
-        (if (bySourceClauses.nonEmpty) Nil else keyRangeProofs(joinCond, targetAttrs, sourceAttrs, s, rw, tz))
+      val proofs = targetOnly.map(c => new StatsProof(c, rw.partitionCols, rw.physicalNames, tz))
       // not-matched-by-source clauses act on every target row: only partition pruning applies then
-      val candidates = if (bySourceClauses.nonEmpty) candidates0
-        else candidates0.filterNot(f => proofs.exists(_.prove(f)._2))
+      val candidates = if (bySourceClauses.nonEmpty) candidates0 else {
+        val byProofs = candidates0.filterNot(f => proofs.exists(_.prove(f)._2))
+        val byKeys = if (byProofs.isEmpty) Nil else sourceKeyExclusions(joinCond, targetAttrs, sourceAttrs, s, rw, tz)
+        byProofs.filterNot(f => byKeys.exists(_(f)))
+      }
 
       // target columns of an inserted row: null
       val blankTarget: Seq[Column] = schema.fields.toSeq.map(f => lit(null).cast(f.dataType).as(f.name)) ++
@@ -399,28 +402,38 @@ final class MergeCommand(
     } catch { case NonFatal(_) => SparkInternals.expression(c).sql }
 
   /**
-   * For each equality `target.k = source.k` of the condition: a proof that a file holds no row
-   * with `k` in the source keys' range (computed with one aggregation over the source).
+   * For each equality `target.k = source.k` of the condition on a column with comparable statistics:
+   * a test that a file holds no row whose `k` equals a source key. A source of at most
+   * [[SourceKeys.LimitKey]] rows has its key columns collected ([[SourceKeys]]: a file is skipped when
+   * none of the keys lies within its bounds); a larger one gives its keys' range (one aggregation), and
+   * a file outside the range is skipped.
    */
-  private def keyRangeProofs(cond: Expression, targetAttrs: AttributeSet, sourceAttrs: AttributeSet, s: DataFrame,
-      rw: RowLevelRewrite, tz: String): Seq[StatsProof] = {
+  private def sourceKeyExclusions(cond: Expression, targetAttrs: AttributeSet, sourceAttrs: AttributeSet, s: DataFrame,
+      rw: RowLevelRewrite, tz: String): Seq[AddFile => Boolean] = {
     val pairs: Seq[(Attribute, Attribute)] = DmlSupport.conjuncts(cond).collect {
       case EqualTo(a: Attribute, b: Attribute) if targetAttrs.contains(a) && sourceAttrs.contains(b) => (a, b)
       case EqualTo(b: Attribute, a: Attribute) if targetAttrs.contains(a) && sourceAttrs.contains(b) => (a, b)
     }.filter { case (a, b) => a.dataType == b.dataType && StatsProof.comparable(a.dataType) &&
       rw.schema.fieldNames.exists(n => lc(n) == lc(a.name)) }
     if (pairs.isEmpty) return Nil
-    val aggs = pairs.flatMap { case (_, b) =>
-      val c = SparkInternals.column(b)
-      Seq(min(c), max(c))
+    val keyCols = pairs.map { case (_, b) => SparkInternals.column(b) }
+    val limit = spark.conf.getOption(SourceKeys.LimitKey).map(_.trim.toInt).getOrElse(SourceKeys.DefaultLimit)
+    if (limit > 0) {
+      val rows = try Some(s.select(keyCols: _*).limit(limit + 1).collect().toSeq) catch { case NonFatal(_) => None }
+      rows.filter(_.size <= limit).foreach { r =>
+        val keys = SourceKeys.of(pairs, r, rw.physicalNames, rw.partitionCols, tz)
+        if (keys.size == pairs.size) return keys.map(k => (f: AddFile) => k.excludes(f))
+      }
     }
+    val aggs = keyCols.flatMap(c => Seq(min(c), max(c)))
     val row = try s.agg(aggs.head, aggs.tail: _*).collect().head catch { case NonFatal(_) => return Nil }
     pairs.zipWithIndex.flatMap { case ((a, _), i) =>
       val (lo, hi) = (row.get(2 * i), row.get(2 * i + 1))
       if (lo == null || hi == null) None
       else {
         val range = And(GreaterThanOrEqual(a, Literal.create(lo, a.dataType)), LessThanOrEqual(a, Literal.create(hi, a.dataType)))
-        Some(new StatsProof(range, rw.partitionCols, rw.physicalNames, tz))
+        val proof = new StatsProof(range, rw.partitionCols, rw.physicalNames, tz)
+        Some((f: AddFile) => proof.prove(f)._2)
       }
     }
   }

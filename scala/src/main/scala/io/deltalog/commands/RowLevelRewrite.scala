@@ -10,6 +10,7 @@ import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 import org.apache.spark.sql.functions._
 import org.apache.spark.sql.types.{IntegerType, StringType, StructType}
+import org.apache.spark.storage.StorageLevel
 
 import io.deltalog.actions._
 import io.deltalog.dv.RoaringBitmapArray
@@ -80,13 +81,20 @@ private[commands] final class RowLevelRewrite(
    * Rows `flagged` are counted per file ([[Touched.flagged]]; MERGE's multiple matches).
    */
   def findTouched(candidates: Seq[AddFile], changes: DataFrame => DataFrame,
-      alsoMatched: Option[Column] = None, flagged: Option[Column] = None): Seq[Touched] = {
+      alsoMatched: Option[Column] = None, flagged: Option[Column] = None, keepChanged: Boolean = false): Seq[Touched] = {
     if (candidates.isEmpty) return Nil
     val byKey = candidates.map(f => reader.fileKey(f) -> f).toMap
     val action = col(ActionColumn)
     val rows = changes(reader.read(candidates))
     val changed = action === Update || action === Delete
-    val relevant = rows.filter(Seq(Some(changed), alsoMatched, flagged).flatten.reduce(_ || _))
+    val relevant0 = rows.filter(Seq(Some(changed), alsoMatched, flagged).flatten.reduce(_ || _))
+    // deletion vectors: pass 2 writes only the changed rows, which pass 1 has in hand; kept (memory,
+    // spilling to disk) so that pass 2 does not scan the touched files again
+    val relevant = if (dvMode && keepChanged) {
+      val kept = relevant0.persist(StorageLevel.MEMORY_AND_DISK)
+      changedRows = Some(kept)
+      kept
+    } else relevant0
     val file = col(TouchedFiles.FileColumn)
     val bySource = if (rows.columns.contains(BySourceColumn)) col(BySourceColumn) else lit(false)
     val flag = flagged.getOrElse(lit(false))
@@ -96,27 +104,43 @@ private[commands] final class RowLevelRewrite(
         count(action === Update && bySource), count(action === Delete && bySource), count(flag)).collect().toSeq
         .map(r => Touched(byKey(r.getString(0)), r.getLong(1), r.getLong(2), None, r.getLong(3), r.getLong(4), r.getLong(5)))
     } else {
-      // one pass: per file the changed rows' bitmap (built on the executors) and the counts
-      val perFile = relevant.select(file, col(TouchedFiles.RowIndexColumn), action, bySource, flag).rdd
-        .map(r => r.getString(0) -> (r.getLong(1), r.getInt(2), r.getBoolean(3), r.getBoolean(4)))
-        .groupByKey().mapValues { it =>
-          val indexes = scala.collection.mutable.ArrayBuffer[Long]()
-          var (u, d, ub, db, fl) = (0L, 0L, 0L, 0L, 0L)
-          it.foreach { case (index, a, bs, f) =>
-            if (a == Update || a == Delete) indexes += index
-            if (a == Update) { u += 1; if (bs) ub += 1 }
-            if (a == Delete) { d += 1; if (bs) db += 1 }
-            if (f) fl += 1
+      // one pass, no shuffle: each task builds per file the changed rows' bitmap and the counts of
+      // its rows; the driver unions the parts of a file that several tasks read
+      val parts = relevant.select(file, col(TouchedFiles.RowIndexColumn), action, bySource, flag).rdd
+        .mapPartitions { it =>
+          val acc = scala.collection.mutable.LinkedHashMap[String, (scala.collection.mutable.ArrayBuffer[Long], Array[Long])]()
+          it.foreach { r =>
+            val (indexes, c) = acc.getOrElseUpdate(r.getString(0), (scala.collection.mutable.ArrayBuffer[Long](), new Array[Long](5)))
+            val a = r.getInt(2)
+            if (a == Update || a == Delete) indexes += r.getLong(1)
+            if (a == Update) { c(0) += 1; if (r.getBoolean(3)) c(2) += 1 }
+            if (a == Delete) { c(1) += 1; if (r.getBoolean(3)) c(3) += 1 }
+            if (r.getBoolean(4)) c(4) += 1
           }
-          (if (indexes.isEmpty) None else Some(RoaringBitmapArray.fromIterator(indexes.iterator).serialize),
-            (u, d, ub, db, fl))
+          acc.iterator.map { case (k, (indexes, c)) =>
+            (k, if (indexes.isEmpty) None else Some(RoaringBitmapArray.fromIterator(indexes.iterator).serialize), c)
+          }
         }.collect().toSeq
+      val perFile = parts.groupBy(_._1).toSeq.map { case (key, ps) =>
+        val bitmap = ps.flatMap(_._2).map(RoaringBitmapArray.deserialize).reduceOption(_ union _)
+        val c = ps.map(_._3).transpose.map(_.sum)
+        (key, (bitmap, (c(0), c(1), c(2), c(3), c(4))))
+      }
       val old = reader.existingDeletionVectors(perFile.map(x => byKey(x._1)))
-      perFile.map { case (key, (bytes, (u, d, ub, db, fl))) =>
-        val merged = bytes.map(RoaringBitmapArray.deserialize).map(b => old.get(key).map(_.union(b)).getOrElse(b))
+      perFile.map { case (key, (bitmap, (u, d, ub, db, fl))) =>
+        val merged = bitmap.map(b => old.get(key).map(_.union(b)).getOrElse(b))
         Touched(byKey(key), u, d, merged, ub, db, fl)
       }
     }
+  }
+
+  /** [[findTouched]]'s changed rows, kept for [[commit]] (`keepChanged` in deletion-vector mode). */
+  private var changedRows: Option[DataFrame] = None
+
+  /** Drops the rows [[findTouched]] kept, if any. */
+  def release(): Unit = {
+    changedRows.foreach(_.unpersist(blocking = false))
+    changedRows = None
   }
 
   /** The result of [[commit]]: what was written and removed, for the statement's metrics. */
@@ -183,7 +207,8 @@ private[commands] final class RowLevelRewrite(
     // deletion vectors without change data: a statement that only deletes writes no rows (pass 2 skipped)
     val needWrite = withInserts || (if (dvMode) writeCdc || changedFiles.exists(_.updated > 0) else changedFiles.nonEmpty)
     val written: Seq[WrittenFile] = if (!needWrite) Nil else {
-      val rows = changes(Option(readRows).getOrElse(reader.read _)(toRead))
+      val rows = changedRows.filter(_ => dvMode && readRows == null && !withInserts)
+        .getOrElse(changes(Option(readRows).getOrElse(reader.read _)(toRead)))
       writer.write(if (dataChange) output(rows, writeCdc, unchanged.map(t => reader.fileKey(t.file)).toSet)
         else kept(rows))
     }

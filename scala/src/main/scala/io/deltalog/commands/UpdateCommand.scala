@@ -56,13 +56,16 @@ final class UpdateCommand(
         .withColumn(NewValuesColumn, newValues)
 
     val scanStart = System.nanoTime()
-    val touched = rw.findTouched(toScan, changes)
-    val scanTimeMs = (System.nanoTime() - scanStart) / 1000000L
-    val predicate = resolved.map(DmlSupport.predicateText).toSeq
-    val outcome = rw.commit(touched, changes, withInserts = false, identityColumns = Nil,
-      scanTimeMs = scanTimeMs,
-      op = o => Operation.update(predicate).withMetrics(UpdateCommand.metrics(o, rw.dvMode, started)),
-      beforeCommit = () => DeleteCommand.runBeforeCommitHook(path))
+    // with deletion vectors pass 1 keeps the updated rows for pass 2 (no second scan)
+    val outcome = try {
+      val touched = rw.findTouched(toScan, changes, keepChanged = true)
+      val scanTimeMs = (System.nanoTime() - scanStart) / 1000000L
+      val predicate = resolved.map(DmlSupport.predicateText).toSeq
+      rw.commit(touched, changes, withInserts = false, identityColumns = Nil,
+        scanTimeMs = scanTimeMs,
+        op = o => Operation.update(predicate).withMetrics(UpdateCommand.metrics(o, rw.dvMode, started)),
+        beforeCommit = () => DeleteCommand.runBeforeCommitHook(path))
+    } finally rw.release()
     outcome match {
       case None =>
         UpdateCommand.log.info(s"Table $table: UPDATE matched no rows; nothing committed.")
