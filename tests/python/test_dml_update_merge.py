@@ -103,6 +103,26 @@ def test_update_like_delta_spark(spark, tmp_path, delta_spark, dv):
     assert_all_engines_read(spark, delta_spark, ours, srt((r[0], "all", r[2]) for r in want))
 
 
+def test_update_with_deletion_vectors_writes_few_rows_to_one_file(spark, tmp_path):
+    """An UPDATE with deletion vectors writes its updated rows (kept from pass 1) with one write task per
+    million rows, not one per partition of the scan that found them: rows updated in four files land
+    in one new data file, and each old file gets a deletion vector."""
+    path = tmp_path / "t"
+    spark.sql(f"CREATE TABLE deltalog.`{path}` (id BIGINT, v STRING) USING deltalog "
+              "TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    for block in range(4):
+        spark.range(block * 100, block * 100 + 100).selectExpr("id", "cast(id AS string) AS v").coalesce(1) \
+            .write.format("deltalog").mode("append").save(str(path))
+    assert [tuple(r) for r in spark.sql(f"UPDATE deltalog.`{path}` SET v = 'u' WHERE id % 50 = 7").collect()] == [(8,)]
+    a = commit(path)
+    removed = {r["path"] for r in kinds(a, "remove")}
+    new_files = [x for x in kinds(a, "add") if x["path"] not in removed]
+    assert len(removed) == 4 and len(new_files) == 1
+    assert all(x["deletionVector"]["cardinality"] == 2 for x in kinds(a, "add") if x["path"] in removed)
+    got = sorted((r.id, r.v) for r in spark.read.format("deltalog").load(str(path)).collect())
+    assert got == [(i, "u" if i % 50 == 7 else str(i)) for i in range(400)]
+
+
 def test_update_python_api_rules_and_errors(spark, tmp_path, delta_spark):
     from pyspark.sql import functions as F
     from deltalog.exceptions import InvalidWriteError

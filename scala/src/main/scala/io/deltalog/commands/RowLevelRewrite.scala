@@ -40,6 +40,11 @@ import io.deltalog.txn.{OptimisticTransaction, Operation, RowTracking}
  *                         written (`evolved`): DROP FEATURE columnMapping reads the files by their
  *                         physical names and writes them under the logical names
  */
+private[commands] object RowLevelRewrite {
+  /** Rows of pass 1 kept for pass 2 that one write task writes (deletion-vector UPDATE). */
+  val RowsPerWriteTask = 1000000L
+}
+
 private[commands] final class RowLevelRewrite(
     spark: ClassicSession,
     val txn: OptimisticTransaction,
@@ -50,6 +55,7 @@ private[commands] final class RowLevelRewrite(
     forceCopyOnWrite: Boolean = false,
     readAs: Option[Metadata] = None) {
   import RowChanges._
+  import RowLevelRewrite.RowsPerWriteTask
 
   /** The table's metadata after the statement (MERGE schema evolution: `evolved`, committed with it). */
   val meta: Metadata = evolved.getOrElse(txn.metadata)
@@ -207,7 +213,11 @@ private[commands] final class RowLevelRewrite(
     // deletion vectors without change data: a statement that only deletes writes no rows (pass 2 skipped)
     val needWrite = withInserts || (if (dvMode) writeCdc || changedFiles.exists(_.updated > 0) else changedFiles.nonEmpty)
     val written: Seq[WrittenFile] = if (!needWrite) Nil else {
+      // pass 1's kept rows are few next to the partitions of the scan they came from: one write task
+      // (and file) per RowsPerWriteTask of them, not one per scan partition
       val rows = changedRows.filter(_ => dvMode && readRows == null && !withInserts)
+        .map(_.coalesce(math.max(1L, (changedFiles.map(_.updated).sum + RowsPerWriteTask - 1) / RowsPerWriteTask)
+          .min(Int.MaxValue).toInt))
         .getOrElse(changes(Option(readRows).getOrElse(reader.read _)(toRead)))
       writer.write(if (dataChange) output(rows, writeCdc, unchanged.map(t => reader.fileKey(t.file)).toSet)
         else kept(rows))
