@@ -9,25 +9,19 @@ they are put back before the result rows are compared with the expected ones.
 """
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from test_dml_delete import commit, commit_info, kinds, version_of
+
 LIMIT_KEY = "spark.deltalog.merge.sourceKeysLimit"
 
 
 def adds(path: Path) -> list:
-    out = []
-    for f in sorted((path / "_delta_log").glob("*.json")):
-        out += [json.loads(line)["add"] for line in f.read_text().splitlines() if '"add"' in line]
-    return out
-
-
-def last_commit(path: Path) -> list:
-    f = sorted((path / "_delta_log").glob("*.json"))[-1]
-    return [json.loads(line) for line in f.read_text().splitlines()]
+    """The `add` actions of every commit of the table, oldest first."""
+    return [x for v in range(version_of(path) + 1) for x in kinds(commit(path, v), "add")]
 
 
 class Unreadable:
@@ -76,10 +70,10 @@ def test_merge_reads_only_files_a_source_key_falls_into(spark, tmp_path, kind, d
         out = spark.sql(f"MERGE INTO deltalog.`{path}` t USING src_keys s ON t.k = s.k "
                         "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *").collect()
     assert [tuple(r) for r in out] == [(5, 2, 0, 3)]
-    actions = last_commit(path)
-    removed = {a["remove"]["path"] for a in actions if "remove" in a}
+    actions = commit(path)
+    removed = {r["path"] for r in kinds(actions, "remove")}
     assert removed == {files[1]["path"]}
-    metrics = next(a["commitInfo"] for a in actions if "commitInfo" in a)["operationMetrics"]
+    metrics = commit_info(actions)["operationMetrics"]
     assert (metrics["numTargetRowsUpdated"], metrics["numTargetRowsInserted"]) == ("2", "3")
     want = {(key_of(kind, i), f"v{i}") for i in range(400)} - {(key_of(kind, 150), "v150"), (key_of(kind, 170), "v170")}
     want |= {(key_of(kind, 150), "new150"), (key_of(kind, 170), "new170"), (key_of(kind, 1000), "ins1000"),
@@ -102,7 +96,7 @@ def test_merge_prunes_by_the_keys_range_beyond_the_collect_limit(spark, tmp_path
     finally:
         spark.conf.unset(LIMIT_KEY)
     assert [tuple(r) for r in out] == [(2, 0, 2, 0)]
-    removed = {a["remove"]["path"] for a in last_commit(path) if "remove" in a}
+    removed = {r["path"] for r in kinds(commit(path), "remove")}
     assert removed == {files[1]["path"], files[2]["path"]}
     got = {r.k for r in spark.read.format("deltalog").load(str(path)).collect()}
     assert got == set(range(400)) - {150, 250}

@@ -174,9 +174,11 @@ final class MergeCommand(
       val proofs = targetOnly.map(c => new StatsProof(c, rw.partitionCols, rw.physicalNames, tz))
       // not-matched-by-source clauses act on every target row: only partition pruning applies then
       val candidates = if (bySourceClauses.nonEmpty) candidates0 else {
-        val byProofs = candidates0.filterNot(f => proofs.exists(_.prove(f)._2))
-        val byKeys = if (byProofs.isEmpty) Nil else sourceKeyExclusions(joinCond, targetAttrs, sourceAttrs, s, rw, tz)
-        byProofs.filterNot(f => byKeys.exists(_(f)))
+        // each file's statistics parsed once for both tests
+        val facts = candidates0.map(f => new FileFacts(f, rw.physicalNames))
+          .filterNot(f => proofs.exists(_.prove(f)._2))
+        val byKeys = if (facts.isEmpty) Nil else sourceKeyExclusions(joinCond, targetAttrs, sourceAttrs, s, rw, tz)
+        facts.filterNot(f => byKeys.exists(_(f))).map(_.file)
       }
 
       // target columns of an inserted row: null
@@ -409,7 +411,7 @@ final class MergeCommand(
    * a file outside the range is skipped.
    */
   private def sourceKeyExclusions(cond: Expression, targetAttrs: AttributeSet, sourceAttrs: AttributeSet, s: DataFrame,
-      rw: RowLevelRewrite, tz: String): Seq[AddFile => Boolean] = {
+      rw: RowLevelRewrite, tz: String): Seq[FileFacts => Boolean] = {
     val pairs: Seq[(Attribute, Attribute)] = DmlSupport.conjuncts(cond).collect {
       case EqualTo(a: Attribute, b: Attribute) if targetAttrs.contains(a) && sourceAttrs.contains(b) => (a, b)
       case EqualTo(b: Attribute, a: Attribute) if targetAttrs.contains(a) && sourceAttrs.contains(b) => (a, b)
@@ -421,8 +423,8 @@ final class MergeCommand(
     if (limit > 0) {
       val rows = try Some(s.select(keyCols: _*).limit(limit + 1).collect().toSeq) catch { case NonFatal(_) => None }
       rows.filter(_.size <= limit).foreach { r =>
-        val keys = SourceKeys.of(pairs, r, rw.physicalNames, rw.partitionCols, tz)
-        if (keys.size == pairs.size) return keys.map(k => (f: AddFile) => k.excludes(f))
+        val keys = SourceKeys.of(pairs, r, rw.partitionCols, tz)
+        if (keys.size == pairs.size) return keys.map(k => (f: FileFacts) => k.excludes(f))
       }
     }
     val aggs = keyCols.flatMap(c => Seq(min(c), max(c)))
@@ -433,7 +435,7 @@ final class MergeCommand(
       else {
         val range = And(GreaterThanOrEqual(a, Literal.create(lo, a.dataType)), LessThanOrEqual(a, Literal.create(hi, a.dataType)))
         val proof = new StatsProof(range, rw.partitionCols, rw.physicalNames, tz)
-        Some((f: AddFile) => proof.prove(f)._2)
+        Some((f: FileFacts) => proof.prove(f)._2)
       }
     }
   }

@@ -4,13 +4,8 @@ import java.util.Locale
 
 import scala.util.control.NonFatal
 
-import com.fasterxml.jackson.databind.JsonNode
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Cast, Literal}
-import org.apache.spark.sql.types.{DataType, StringType}
-import org.apache.spark.unsafe.types.UTF8String
-
-import io.deltalog.actions.{AddFile, ExactJson}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Literal}
+import org.apache.spark.sql.types.DataType
 
 /**
  * The distinct values a MERGE source gives one side of an equality `target.k = source.k` of the
@@ -26,24 +21,16 @@ import io.deltalog.actions.{AddFile, ExactJson}
  * @param column        the target column, logical name
  * @param dataType      its type (one [[StatsProof.comparable]] accepts)
  * @param sorted        the source's distinct non-NULL values, as [[StatsProof.ordered]] gives them, ascending
- * @param physicalNames logical column name (lower case) → physical name (the statistics' keys)
  * @param partition     the column is a partition column
  */
 private[commands] final class SourceKeys(column: String, dataType: DataType, sorted: IndexedSeq[Any],
-    physicalNames: Map[String, String], partition: Boolean, sessionTimeZone: String) {
-  private val statsKey = physicalNames.getOrElse(column.toLowerCase(Locale.ROOT), column)
+    partition: Boolean, sessionTimeZone: String) {
+  private val col = column.toLowerCase(Locale.ROOT)
 
-  /** True when the file's statistics prove that no source value lies within its bounds of the column. */
-  def excludes(f: AddFile): Boolean = if (partition) excludesPartition(f) else {
-    val stats = f.stats.flatMap(s => try Option(ExactJson.readTree(s)) catch { case NonFatal(_) => None })
-      .getOrElse(return false)
-    def stat(kind: String): Option[JsonNode] = Option(stats.get(kind)).flatMap(n => Option(n.get(statsKey)))
-      .filter(n => !n.isNull && !n.isContainerNode)
-    def bound(kind: String): Option[Any] = stat(kind).flatMap(StatsProof.ordered(_, dataType))
-    val records = Option(stats.get("numRecords")).filter(_.canConvertToLong).map(_.longValue())
-    val nulls = stat("nullCount").filter(_.canConvertToLong).map(_.longValue())
-    if (records.isDefined && records == nulls) return true
-    (bound("minValues"), bound("maxValues")) match {
+  /** True when the file's statistics (or partition value) prove that no source value can equal its `k`. */
+  def excludes(f: FileFacts): Boolean = if (partition) excludesPartition(f) else {
+    if (f.allNull(col)) return true
+    (f.min(col).flatMap(StatsProof.ordered(_, dataType)), f.max(col).flatMap(StatsProof.ordered(_, dataType))) match {
       case (Some(lo), Some(hi)) =>
         val i = firstAtLeast(lo)
         i == sorted.length || StatsProof.compareValues(sorted(i), hi) > 0
@@ -51,18 +38,17 @@ private[commands] final class SourceKeys(column: String, dataType: DataType, sor
     }
   }
 
-  private def excludesPartition(f: AddFile): Boolean = {
-    val raw = f.partitionValues.getOrElse(statsKey, return false)
-    if (raw == null || (raw.isEmpty && !dataType.isInstanceOf[StringType])) return true
-    val value = try Option(Cast(Literal(UTF8String.fromString(raw), StringType), dataType, Some(sessionTimeZone))
-      .eval(InternalRow.empty)) catch { case NonFatal(_) => return false }
-    value.flatMap(StatsProof.ordered(_, dataType)) match {
-      case Some(v) =>
-        val i = firstAtLeast(v)
-        i == sorted.length || StatsProof.compareValues(sorted(i), v) != 0
-      case None => value.isEmpty
+  private def excludesPartition(f: FileFacts): Boolean =
+    (try f.partitionValue(col, dataType, sessionTimeZone) catch { case NonFatal(_) => return false }) match {
+      case None => false // no value recorded
+      case Some(null) => true // NULL equals no key
+      case Some(value) => StatsProof.ordered(value, dataType) match {
+        case Some(v) =>
+          val i = firstAtLeast(v)
+          i == sorted.length || StatsProof.compareValues(sorted(i), v) != 0
+        case None => false
+      }
     }
-  }
 
   /** The index of the first value >= `v` (`sorted.length` when none). */
   private def firstAtLeast(v: Any): Int = {
@@ -90,7 +76,7 @@ private[commands] object SourceKeys {
    * collected source key columns, in the pairs' order); pairs whose values cannot be ordered are left out.
    */
   def of(pairs: Seq[(Attribute, Attribute)], rows: Seq[org.apache.spark.sql.Row],
-      physicalNames: Map[String, String], partitionColumns: Set[String], sessionTimeZone: String): Seq[SourceKeys] =
+      partitionColumns: Set[String], sessionTimeZone: String): Seq[SourceKeys] =
     pairs.zipWithIndex.flatMap { case ((target, _), i) =>
       val values = rows.iterator.map(_.get(i)).filter(_ != null)
         .map(v => StatsProof.ordered(Literal.create(v, target.dataType).value, target.dataType))
@@ -100,7 +86,7 @@ private[commands] object SourceKeys {
         val sorted = ordered.flatten.sortWith((a, b) => StatsProof.compareValues(a, b) < 0)
         val distinct = Vector.newBuilder[Any]
         sorted.indices.foreach { j => if (j == 0 || StatsProof.compareValues(sorted(j - 1), sorted(j)) != 0) distinct += sorted(j) }
-        Some(new SourceKeys(target.name, target.dataType, distinct.result(), physicalNames,
+        Some(new SourceKeys(target.name, target.dataType, distinct.result(),
           partitionColumns.contains(target.name.toLowerCase(Locale.ROOT)), sessionTimeZone))
       }
     }

@@ -33,31 +33,16 @@ private[commands] final class StatsProof(
     sessionTimeZone: String) {
 
   /** (every row matches, no row matches) for file `f`. */
-  def prove(f: AddFile): (Boolean, Boolean) = {
-    val stats = f.stats.flatMap(s => try Option(io.deltalog.actions.ExactJson.readTree(s)) catch { case NonFatal(_) => None })
-    val ctx = new FileFacts(f, stats)
-    val r = eval(condition, ctx)
+  def prove(f: AddFile): (Boolean, Boolean) = prove(new FileFacts(f, physicalNames))
+
+  /** [[prove]] over a file's already parsed statistics (built with this proof's `physicalNames`). */
+  def prove(facts: FileFacts): (Boolean, Boolean) = {
+    val r = eval(condition, facts)
     (r.all, r.none)
   }
 
   private final case class Result(all: Boolean, none: Boolean)
   private val Unknown = Result(all = false, none = false)
-
-  private final class FileFacts(val file: AddFile, stats: Option[JsonNode]) {
-    val numRecords: Option[Long] = stats.flatMap(s => Option(s.get("numRecords"))).filter(_.canConvertToLong)
-      .map(_.longValue())
-    private def stat(kind: String, col: String): Option[JsonNode] =
-      stats.flatMap(s => Option(s.get(kind))).flatMap(n => Option(n.get(physicalNames.getOrElse(col, col))))
-        .filter(n => !n.isNull && !n.isContainerNode)
-    def min(col: String): Option[JsonNode] = stat("minValues", col)
-    def max(col: String): Option[JsonNode] = stat("maxValues", col)
-    def nullCount(col: String): Option[Long] = stat("nullCount", col).filter(_.canConvertToLong).map(_.longValue())
-    def noNulls(col: String): Boolean = nullCount(col).contains(0L)
-    def allNull(col: String): Boolean = (nullCount(col), numRecords) match {
-      case (Some(n), Some(r)) => n == r
-      case _ => false
-    }
-  }
 
   private def key(a: Attribute): String = a.name.toLowerCase(Locale.ROOT)
 
@@ -129,7 +114,38 @@ private[commands] final class StatsProof(
   }
 }
 
+/**
+ * A file's statistics, parsed once, by logical column name (lower case; `physicalNames` maps it to
+ * the statistics' key). Values that are NULL or nested are absent.
+ */
+private[commands] final class FileFacts(val file: AddFile, physicalNames: Map[String, String]) {
+  private val stats: Option[JsonNode] =
+    file.stats.flatMap(s => try Option(io.deltalog.actions.ExactJson.readTree(s)) catch { case NonFatal(_) => None })
+  val numRecords: Option[Long] = stats.flatMap(s => Option(s.get("numRecords"))).filter(_.canConvertToLong)
+    .map(_.longValue())
+  private def stat(kind: String, col: String): Option[JsonNode] =
+    stats.flatMap(s => Option(s.get(kind))).flatMap(n => Option(n.get(physicalNames.getOrElse(col, col))))
+      .filter(n => !n.isNull && !n.isContainerNode)
+  def min(col: String): Option[JsonNode] = stat("minValues", col)
+  def max(col: String): Option[JsonNode] = stat("maxValues", col)
+  def nullCount(col: String): Option[Long] = stat("nullCount", col).filter(_.canConvertToLong).map(_.longValue())
+  def noNulls(col: String): Boolean = nullCount(col).contains(0L)
+  def allNull(col: String): Boolean = (nullCount(col), numRecords) match {
+    case (Some(n), Some(r)) => n == r
+    case _ => false
+  }
+  /** The file's partition value of a column, as a Catalyst value of `dataType` (see [[StatsProof.partitionValue]]). */
+  def partitionValue(col: String, dataType: DataType, sessionTimeZone: String): Option[Any] =
+    file.partitionValues.get(physicalNames.getOrElse(col, col))
+      .map(raw => StatsProof.partitionValue(raw, dataType, sessionTimeZone))
+}
+
 private[commands] object StatsProof {
+  /** A partition value as recorded in the log, cast to `dataType` (NULL for a missing / empty non-string value). */
+  def partitionValue(raw: String, dataType: DataType, sessionTimeZone: String): Any =
+    if (raw == null || (raw.isEmpty && !dataType.isInstanceOf[StringType])) null
+    else Cast(Literal(UTF8String.fromString(raw), StringType), dataType, Some(sessionTimeZone)).eval(InternalRow.empty)
+
   def integral(dt: DataType): Boolean = dt match {
     case ByteType | ShortType | IntegerType | LongType => true
     case _ => false
@@ -190,9 +206,7 @@ private[commands] object StatsProof {
     val bound = condition.transform {
       case a: Attribute =>
         val raw = partitionValues.getOrElse(physicalNames.getOrElse(a.name.toLowerCase(Locale.ROOT), a.name), null)
-        val value = if (raw == null || (raw.isEmpty && !a.dataType.isInstanceOf[StringType])) null
-          else Cast(Literal(UTF8String.fromString(raw), StringType), a.dataType, Some(sessionTimeZone)).eval(InternalRow.empty)
-        Literal(value, a.dataType)
+        Literal(partitionValue(raw, a.dataType, sessionTimeZone), a.dataType)
     }
     Some(bound.eval(InternalRow.empty) == true)
   } catch { case NonFatal(_) => None }

@@ -24,10 +24,11 @@ class SourceKeysSuite {
   private def bounds(col: String, min: String, max: String, nulls: Long = 0, records: Long = 10): AddFile =
     file(s"""{"numRecords":$records,"minValues":{"$col":$min},"maxValues":{"$col":$max},"nullCount":{"$col":$nulls}}""")
 
-  private def keys(dt: DataType, values: Seq[Any], physical: Map[String, String] = Map.empty,
-      partition: Boolean = false): SourceKeys = {
+  private def facts(f: AddFile, physical: Map[String, String] = Map.empty): FileFacts = new FileFacts(f, physical)
+
+  private def keys(dt: DataType, values: Seq[Any], partition: Boolean = false): SourceKeys = {
     val a = AttributeReference("k", dt)()
-    val ks = SourceKeys.of(Seq((a, a)), values.map(v => Row(v)), physical, if (partition) Set("k") else Set.empty, "UTC")
+    val ks = SourceKeys.of(Seq((a, a)), values.map(v => Row(v)), if (partition) Set("k") else Set.empty, "UTC")
     assertEquals(1, ks.size)
     ks.head
   }
@@ -35,63 +36,64 @@ class SourceKeysSuite {
   @Test def longKeysSkipFilesWithNoKeyInTheirBounds(): Unit = {
     val k = keys(LongType, Seq(150L, 170L, 1000000L, null, 150L))
     assertEquals(3, k.size) // distinct, NULL left out
-    assertTrue(k.excludes(bounds("k", "0", "99")))
-    assertFalse(k.excludes(bounds("k", "100", "199")))
-    assertFalse(k.excludes(bounds("k", "170", "170"))) // a bound equal to a key
-    assertTrue(k.excludes(bounds("k", "171", "999999")))
-    assertFalse(k.excludes(bounds("k", "999999", "2000000")))
-    assertTrue(k.excludes(bounds("k", "1000001", "3000000")))
+    assertTrue(k.excludes(facts(bounds("k", "0", "99"))))
+    assertFalse(k.excludes(facts(bounds("k", "100", "199"))))
+    assertFalse(k.excludes(facts(bounds("k", "170", "170")))) // a bound equal to a key
+    assertTrue(k.excludes(facts(bounds("k", "171", "999999"))))
+    assertFalse(k.excludes(facts(bounds("k", "999999", "2000000"))))
+    assertTrue(k.excludes(facts(bounds("k", "1000001", "3000000"))))
   }
 
   @Test def unknownBoundsKeepTheFileAndAllNullColumnsSkipIt(): Unit = {
     val k = keys(LongType, Seq(5L))
-    assertFalse(k.excludes(file(null)))
-    assertFalse(k.excludes(file("""{"numRecords":10}""")))
-    assertFalse(k.excludes(file("""{"numRecords":10,"minValues":{"k":100}}""")))
-    assertFalse(k.excludes(file("not json")))
+    assertFalse(k.excludes(facts(file(null))))
+    assertFalse(k.excludes(facts(file("""{"numRecords":10}"""))))
+    assertFalse(k.excludes(facts(file("""{"numRecords":10,"minValues":{"k":100}}"""))))
+    assertFalse(k.excludes(facts(file("not json"))))
     // every value NULL: no row can equal a key
-    assertTrue(k.excludes(file("""{"numRecords":10,"nullCount":{"k":10}}""")))
-    assertFalse(k.excludes(file("""{"numRecords":10,"nullCount":{"k":9}}""")))
+    assertTrue(k.excludes(facts(file("""{"numRecords":10,"nullCount":{"k":10}}"""))))
+    assertFalse(k.excludes(facts(file("""{"numRecords":10,"nullCount":{"k":9}}"""))))
   }
 
   @Test def anEmptyOrAllNullSourceSkipsEveryFileWithBounds(): Unit = {
     val k = keys(IntegerType, Seq(null, null))
     assertEquals(0, k.size)
-    assertTrue(k.excludes(bounds("k", "0", "99")))
+    assertTrue(k.excludes(facts(bounds("k", "0", "99"))))
   }
 
   @Test def decimalDateAndStringKeysCompareAsTheirType(): Unit = {
     val d = keys(DecimalType(10, 2), Seq(new JBigDecimal("10.50"), new JBigDecimal("99.99")))
-    assertTrue(d.excludes(bounds("k", "10.51", "99.98")))
-    assertFalse(d.excludes(bounds("k", "10.5", "10.5")))
-    assertFalse(d.excludes(bounds("k", "99.00", "100.00")))
+    assertTrue(d.excludes(facts(bounds("k", "10.51", "99.98"))))
+    assertFalse(d.excludes(facts(bounds("k", "10.5", "10.5"))))
+    assertFalse(d.excludes(facts(bounds("k", "99.00", "100.00"))))
 
     val dates = keys(DateType, Seq(LocalDate.parse("2024-02-29"), java.sql.Date.valueOf("2024-12-31")))
-    assertTrue(dates.excludes(bounds("k", "\"2024-03-01\"", "\"2024-12-30\"")))
-    assertFalse(dates.excludes(bounds("k", "\"2024-01-01\"", "\"2024-02-29\"")))
+    assertTrue(dates.excludes(facts(bounds("k", "\"2024-03-01\"", "\"2024-12-30\""))))
+    assertFalse(dates.excludes(facts(bounds("k", "\"2024-01-01\"", "\"2024-02-29\""))))
 
     val s = keys(StringType, Seq("k00150", "k01000"))
-    assertTrue(s.excludes(bounds("k", "\"k00000\"", "\"k00099\"")))
-    assertFalse(s.excludes(bounds("k", "\"k00100\"", "\"k00199\"")))
-    assertTrue(s.excludes(bounds("k", "\"k00151\"", "\"k00999\"")))
+    assertTrue(s.excludes(facts(bounds("k", "\"k00000\"", "\"k00099\""))))
+    assertFalse(s.excludes(facts(bounds("k", "\"k00100\"", "\"k00199\""))))
+    assertTrue(s.excludes(facts(bounds("k", "\"k00151\"", "\"k00999\""))))
   }
 
   @Test def statisticsAreReadUnderThePhysicalName(): Unit = {
-    val k = keys(LongType, Seq(5L), physical = Map("k" -> "col-1a2b"))
-    assertTrue(k.excludes(bounds("col-1a2b", "10", "20")))
-    assertFalse(k.excludes(bounds("col-1a2b", "0", "20")))
-    assertFalse(k.excludes(bounds("k", "10", "20"))) // the logical name is not a stats key here
+    val k = keys(LongType, Seq(5L))
+    val physical = Map("k" -> "col-1a2b")
+    assertTrue(k.excludes(facts(bounds("col-1a2b", "10", "20"), physical)))
+    assertFalse(k.excludes(facts(bounds("col-1a2b", "0", "20"), physical)))
+    assertFalse(k.excludes(facts(bounds("k", "10", "20"), physical))) // the logical name is not a stats key here
   }
 
   @Test def aPartitionValueMustBeOneOfTheKeys(): Unit = {
     val k = keys(IntegerType, Seq(1, 3), partition = true)
-    assertFalse(k.excludes(file(null, Map("k" -> "1"))))
-    assertTrue(k.excludes(file(null, Map("k" -> "2"))))
-    assertFalse(k.excludes(file(null, Map("k" -> "3"))))
-    assertTrue(k.excludes(file(null, Map("k" -> null)))) // NULL equals no key
-    assertFalse(k.excludes(file(null, Map("other" -> "2")))) // no value recorded: kept
+    assertFalse(k.excludes(facts(file(null, Map("k" -> "1")))))
+    assertTrue(k.excludes(facts(file(null, Map("k" -> "2")))))
+    assertFalse(k.excludes(facts(file(null, Map("k" -> "3")))))
+    assertTrue(k.excludes(facts(file(null, Map("k" -> null))))) // NULL equals no key
+    assertFalse(k.excludes(facts(file(null, Map("other" -> "2"))))) // no value recorded: kept
     val dates = keys(DateType, Seq(LocalDate.parse("2024-02-29")), partition = true)
-    assertFalse(dates.excludes(file(null, Map("k" -> "2024-02-29"))))
-    assertTrue(dates.excludes(file(null, Map("k" -> "2024-03-01"))))
+    assertFalse(dates.excludes(facts(file(null, Map("k" -> "2024-02-29")))))
+    assertTrue(dates.excludes(facts(file(null, Map("k" -> "2024-03-01")))))
   }
 }
