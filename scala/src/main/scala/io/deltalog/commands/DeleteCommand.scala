@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, Literal, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.classic.{Dataset => ClassicDataset, SparkSession => ClassicSession}
-import org.apache.spark.sql.functions.{coalesce, col, lit, not}
+import org.apache.spark.sql.functions.{col, lit, not}
 import org.apache.spark.sql.types.{StringType, StructType}
 import org.slf4j.LoggerFactory
 
@@ -84,7 +84,7 @@ final class DeleteCommand(
     val cdfOn = MetadataView.boolValue(WriteIntoDeltalog.CdfKey, conf.get(WriteIntoDeltalog.CdfKey))
     val rowIds = DmlSupport.rowIdColumns(txn, table, "DELETE")
     val reader = new TouchedFiles(spark, txn, schema, meta.partitionColumns, conf, if (dvMode) None else rowIds)
-    val matches: Column = coalesce(cond.map(e => org.apache.spark.sql.deltalog.SparkInternals.column(DmlSupport.unresolve(e))).getOrElse(lit(true)), lit(false))
+    val matches: Column = DmlSupport.rowCondition(cond)
     val byKey = toScan.map(f => reader.fileKey(f) -> f).toMap
 
     val now = System.currentTimeMillis()

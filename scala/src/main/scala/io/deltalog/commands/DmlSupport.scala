@@ -10,7 +10,8 @@ import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, Literal, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.classic.{Dataset => ClassicDataset, SparkSession => ClassicSession}
-import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.deltalog.SparkInternals
+import org.apache.spark.sql.functions.{coalesce, col, lit}
 import org.apache.spark.sql.types.StructType
 
 import io.deltalog.actions.{Action, CommitInfo}
@@ -134,6 +135,14 @@ private[commands] object DmlSupport {
   /** The SQL of a resolved expression without qualifiers. */
   def conditionSql(e: Expression): String =
     e.transform { case a: AttributeReference => a.withQualifier(Nil) }.sql
+
+  /**
+   * The column that evaluates a resolved condition over the rows a statement reads: true where it
+   * holds, false where it is false or NULL. Its literals that Spark would spell into generated code
+   * are parameters ([[LiteralParameters]]), so that statements differing only in them share code.
+   */
+  def rowCondition(cond: Option[Expression]): Column =
+    coalesce(cond.map(e => SparkInternals.column(unresolve(LiteralParameters(e)))).getOrElse(lit(true)), lit(false))
 
   /** `e` with its attribute references turned back into names (to be resolved against another plan). */
   def unresolve(e: Expression): Expression =

@@ -4,14 +4,13 @@ import java.util.Locale
 
 import scala.util.control.NonFatal
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 import org.apache.spark.sql.functions.{array, coalesce, explode, expr, lit, not, when}
 import org.apache.spark.sql.types.{StringType, StructType}
 
-import io.deltalog.actions.{AddFile, Metadata, PathCodec}
+import io.deltalog.actions.{AddFile, Metadata}
 import io.deltalog.expressions.PredicateParser
 import io.deltalog.txn.OptimisticTransaction
 
@@ -98,17 +97,16 @@ private[commands] final class ReplaceWhere(
 
   private val FileColumn = TouchedFiles.FileColumn
 
-  /** A file's path as Spark reports it in `_metadata.file_path`, reduced to the URI path. */
-  private def fileKey(f: AddFile): String =
-    new Path(txn.deltaLog.tablePath, PathCodec.decodePath(f.path)).toUri.getPath
+  private lazy val reader = new TouchedFiles(spark, txn, schema, meta.partitionColumns, meta.configuration, None)
+
+  private def fileKey(f: AddFile): String = reader.fileKey(f)
 
   /**
    * The rows of `files` with the table's logical columns (partition values from the log), each
    * file's deletion vector applied ([[TouchedFiles]]).
    */
   private def readRows(files: Seq[AddFile], withFile: Boolean): DataFrame = {
-    val rows = new TouchedFiles(spark, txn, schema, meta.partitionColumns, meta.configuration, None).read(files)
-      .drop(TouchedFiles.RowIndexColumn)
+    val rows = reader.read(files).drop(TouchedFiles.RowIndexColumn)
     if (withFile) rows else rows.drop(FileColumn)
   }
 }

@@ -5,10 +5,11 @@ import java.util.Locale
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.{Column, DataFrame, Row}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
+import org.apache.spark.sql.deltalog.SparkInternals
 import org.apache.spark.sql.execution.datasources.HadoopFsRelation
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
-import org.apache.spark.sql.functions.{coalesce, col, lit, udf}
-import org.apache.spark.sql.types.{LongType, StringType, StructField, StructType}
+import org.apache.spark.sql.functions.{coalesce, col, lit}
+import org.apache.spark.sql.types.{ByteType, LongType, StringType, StructField, StructType}
 
 import io.deltalog.actions.{AddFile, PathCodec}
 import io.deltalog.dv.{DeletionVectorLoader, RoaringBitmapArray}
@@ -17,8 +18,11 @@ import io.deltalog.txn.OptimisticTransaction
 /**
  * Reads the rows of some data files of a table the way a DML statement needs them: the table's
  * logical columns (physical names and partition values from the log resolved), each file's
- * existing deletion vector applied, plus the file's key ([[FileColumn]], see [[fileKey]]) and the
- * row's physical index in its Parquet file ([[RowIndexColumn]], Spark's `_metadata.row_index`).
+ * existing deletion vector applied ([[DeletedRowsParquetFormat]] marks the rows it deletes, which
+ * are filtered out), plus the file's key ([[FileColumn]], Spark's `_metadata.file_path`, see
+ * [[fileKey]]) and the row's physical index in its Parquet file ([[RowIndexColumn]], from Spark's
+ * row-index column, requested as a plain column rather than through the `_metadata` struct,
+ * which Spark would build for every row).
  *
  * With row tracking ([[RowIds]]), also each row's stable row id and row commit version: the value
  * materialized in the file when there is one, else the default (`baseRowId + row index`, the
@@ -41,8 +45,15 @@ private[commands] final class TouchedFiles(
   private val root = txn.deltaLog.tablePath
   private lazy val qualifiedRoot = root.getFileSystem(txn.deltaLog.hadoopConf).makeQualified(root)
 
-  /** A file's path as Spark reports it in `_metadata.file_path`, reduced to the URI path. */
-  def fileKey(f: AddFile): String = new Path(root, PathCodec.decodePath(f.path)).toUri.getPath
+  /** A file's fully qualified path, as the scan is given it. */
+  private def qualifiedPath(f: AddFile): Path =
+    qualifiedRoot.getFileSystem(txn.deltaLog.hadoopConf).makeQualified(new Path(qualifiedRoot, PathCodec.decodePath(f.path)))
+
+  /**
+   * A file's key: its path exactly as Spark reports it in `_metadata.file_path` for the scan of
+   * [[read]] (the URI string of [[qualifiedPath]]), so that rows carry it without a per-row conversion.
+   */
+  def fileKey(f: AddFile): String = qualifiedPath(f).toUri.toString
 
   /** The deleted rows of each file with a DV (loaded on the driver). */
   def existingDeletionVectors(files: Seq[AddFile]): Map[String, RoaringBitmapArray] =
@@ -54,39 +65,39 @@ private[commands] final class TouchedFiles(
     val mapped = ColumnMappingWriter.enabled(conf)
     val physical = ColumnMappingWriter.physicalSchema(schema, mapped)
     val isPart = schema.fields.map(f => partSet.contains(f.name.toLowerCase(Locale.ROOT)))
+    val hasDvs = files.exists(_.deletionVector.isDefined)
+    // Spark's reader fills the row-index column; DeletedRowsParquetFormat the marker of rows a DV deletes
     val dataPhysical = StructType(physical.fields.zip(isPart).collect {
       case (f, false) => f.copy(metadata = org.apache.spark.sql.types.Metadata.empty)
-    } ++ rowIds.toSeq.flatMap(r => Seq(StructField(r.idColumn, LongType), StructField(r.versionColumn, LongType))))
-    val dvs = existingDeletionVectors(files)
-    val bc = spark.sparkContext.broadcast(dvs)
-    val kept = udf((file: String, index: Long) => !bc.value.get(file).exists(_.contains(index)))
-    val uriPath = udf(new UriPathOf)
-    val bases: Map[String, java.lang.Long] =
-      files.flatMap(f => f.baseRowId.map(b => fileKey(f) -> Long.box(b))).toMap
-    val versions: Map[String, java.lang.Long] =
-      files.flatMap(f => f.defaultRowCommitVersion.map(v => fileKey(f) -> Long.box(v))).toMap
-    val baseIds = udf((file: String) => bases.getOrElse(file, null))
-    val defaultVersions = udf((file: String) => versions.getOrElse(file, null))
+    } ++ rowIds.toSeq.flatMap(r => Seq(StructField(r.idColumn, LongType), StructField(r.versionColumn, LongType))) ++
+      Seq(StructField(SparkRowIndex, LongType)) ++
+      (if (hasDvs) Seq(StructField(DeletedRowsParquetFormat.DeletedColumn, ByteType)) else Nil))
+    val sc = spark.sparkContext
+    val format = if (hasDvs) new DeletedRowsParquetFormat(sc.broadcast(existingDeletionVectors(files)))
+      else new ParquetFileFormat()
+    // row ids: the file's values looked up once per file by `_metadata.file_path` (PerFileExpressions)
+    def perFile[V <: AnyRef](values: Map[String, V]): PerFile[V] = new PerFile(sc.broadcast(values))
+    lazy val bases = perFile(files.flatMap(f => f.baseRowId.map(b => fileKey(f) -> Long.box(b))).toMap)
+    lazy val versions = perFile(files.flatMap(f => f.defaultRowCommitVersion.map(v => fileKey(f) -> Long.box(v))).toMap)
+    def expr(name: String) = SparkInternals.expression(col(name))
     val parts = files.groupBy(_.partitionValues).toSeq.map { case (pv, fs) =>
-      val statuses = fs.map { f =>
-        val p = qualifiedRoot.getFileSystem(txn.deltaLog.hadoopConf).makeQualified(
-          new Path(qualifiedRoot, PathCodec.decodePath(f.path)))
-        new FileStatus(f.size, false, 1, 0L, f.modificationTime, p)
-      }
+      val statuses = fs.map(f => new FileStatus(f.size, false, 1, 0L, f.modificationTime, qualifiedPath(f)))
       val relation = HadoopFsRelation(new KnownFilesIndex(qualifiedRoot, statuses), new StructType(), dataPhysical,
-        None, new ParquetFileFormat(), Map.empty)(spark)
+        None, format, Map.empty)(spark)
       val df = spark.baseRelationToDataFrame(relation)
-        .withColumn(FileColumn, uriPath(col("_metadata.file_path")))
-        .withColumn(RowIndexColumn, col("_metadata.row_index"))
-      val filtered = if (fs.exists(_.deletionVector.isDefined)) df.filter(kept(col(FileColumn), col(RowIndexColumn)))
-        else df
+        .withColumn(FileColumn, col("_metadata.file_path"))
+        .withColumn(RowIndexColumn, col(SparkRowIndex))
+      val filtered = if (!fs.exists(_.deletionVector.isDefined)) df
+        else df.filter(col(DeletedRowsParquetFormat.DeletedColumn) === lit(0.toByte))
       val cols: Seq[Column] = schema.fields.toSeq.zip(physical.fields.toSeq).zip(isPart.toSeq).map {
         case ((l, p), true) => lit(pv.getOrElse(p.name, null)).cast(l.dataType).as(l.name)
         case ((l, p), false) => WriteSchema.column(p.name).cast(l.dataType).as(l.name)
       }
       val tracking: Seq[Column] = rowIds.toSeq.flatMap { r =>
-        Seq(coalesce(WriteSchema.column(r.idColumn), baseIds(col(FileColumn)) + col(RowIndexColumn)).as(r.idColumn),
-          coalesce(WriteSchema.column(r.versionColumn), defaultVersions(col(FileColumn))).as(r.versionColumn))
+        Seq(coalesce(WriteSchema.column(r.idColumn),
+            SparkInternals.column(PerFileLong(expr(FileColumn), bases)) + col(RowIndexColumn)).as(r.idColumn),
+          coalesce(WriteSchema.column(r.versionColumn),
+            SparkInternals.column(PerFileLong(expr(FileColumn), versions))).as(r.versionColumn))
       }
       filtered.select((cols ++ tracking ++ Seq(col(FileColumn), col(RowIndexColumn))): _*)
     }
@@ -99,25 +110,9 @@ private[commands] final class TouchedFiles(
   }
 }
 
-/**
- * `_metadata.file_path` (a URI string) → its path ([[TouchedFiles.fileKey]]'s form), remembering the
- * last one: a task reads its rows file after file, so the URI is parsed once per file, not per row.
- */
-private final class UriPathOf extends (String => String) with Serializable {
-  @transient private var lastIn: String = _
-  @transient private var lastOut: String = _
-
-  def apply(s: String): String = {
-    if (s == null) return null
-    if (s != lastIn) {
-      lastOut = new Path(new java.net.URI(s)).toUri.getPath
-      lastIn = s
-    }
-    lastOut
-  }
-}
-
 private[commands] object TouchedFiles {
+  /** Spark's Parquet row-index column (filled by its reader when requested under this name). */
+  private val SparkRowIndex = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME
   val FileColumn = "__deltalog_file"
   val RowIndexColumn = "__deltalog_row_index"
 

@@ -2,8 +2,7 @@ package io.deltalog.commands
 
 import org.apache.spark.sql.{Column, DataFrame}
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
-import org.apache.spark.sql.deltalog.SparkInternals
-import org.apache.spark.sql.functions.{coalesce, lit, when}
+import org.apache.spark.sql.functions.{lit, when}
 import org.slf4j.LoggerFactory
 
 import io.deltalog.log.DeltaLog
@@ -49,8 +48,7 @@ final class UpdateCommand(
     val proof = cond.map(e => new StatsProof(e, rw.partitionCols, rw.physicalNames,
       spark.sessionState.conf.sessionLocalTimeZone))
     val toScan = candidates.filterNot(f => proof.exists(_.prove(f)._2))
-    val matches: Column = coalesce(cond.map(e => SparkInternals.column(DmlSupport.unresolve(e))).getOrElse(lit(true)),
-      lit(false))
+    val matches: Column = DmlSupport.rowCondition(cond)
     def changes(rows: DataFrame): DataFrame =
       rows.withColumn(ActionColumn, when(matches, lit(Update)).otherwise(lit(Keep)))
         .withColumn(NewValuesColumn, newValues)

@@ -38,6 +38,30 @@ final class RoaringBitmapArray private (bitmaps: Array[RoaringBitmap]) extends S
     out.result()
   }
 
+  /**
+   * Calls `f` with each row of this bitmap in `[from, until)`, in ascending order: work in the
+   * number of those rows, not in the width of the range (a scan batch marks its deleted rows so).
+   */
+  def foreachInRange(from: Long, until: Long)(f: Long => Unit): Unit = {
+    if (from >= until || from < 0) return
+    var k = (from >>> 32).toInt
+    val lastK = ((until - 1) >>> 32).toInt
+    while (k <= lastK && k < bitmaps.length) {
+      val b = bitmaps(k)
+      if (b != null) {
+        val base = k.toLong << 32
+        val it = b.getIntIterator
+        if (from > base) it.advanceIfNeeded((from - base).toInt) // unsigned low word
+        var done = false
+        while (!done && it.hasNext) {
+          val row = base | (it.next() & 0xFFFFFFFFL)
+          if (row >= until) done = true else f(row)
+        }
+      }
+      k += 1
+    }
+  }
+
   /** The rows of this bitmap and of `other`. */
   def union(other: RoaringBitmapArray): RoaringBitmapArray = RoaringBitmapArray.fromIterator(
     toArray.iterator ++ other.toArray.iterator)
