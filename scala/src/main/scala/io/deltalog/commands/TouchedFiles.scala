@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.functions.{coalesce, col, lit}
 import org.apache.spark.sql.types.{ByteType, LongType, StringType, StructField, StructType}
 
-import io.deltalog.actions.{AddFile, PathCodec}
+import io.deltalog.actions.{AddFile, DeletionVectorDescriptor, PathCodec}
 import io.deltalog.dv.{DeletionVectorLoader, RoaringBitmapArray}
 import io.deltalog.txn.OptimisticTransaction
 
@@ -43,11 +43,11 @@ private[commands] final class TouchedFiles(
 
   private val partSet = partitionColumns.map(_.toLowerCase(Locale.ROOT)).toSet
   private val root = txn.deltaLog.tablePath
-  private lazy val qualifiedRoot = root.getFileSystem(txn.deltaLog.hadoopConf).makeQualified(root)
+  private lazy val fs = root.getFileSystem(txn.deltaLog.hadoopConf)
+  private lazy val qualifiedRoot = fs.makeQualified(root)
 
   /** A file's fully qualified path, as the scan is given it. */
-  private def qualifiedPath(f: AddFile): Path =
-    qualifiedRoot.getFileSystem(txn.deltaLog.hadoopConf).makeQualified(new Path(qualifiedRoot, PathCodec.decodePath(f.path)))
+  private def qualifiedPath(f: AddFile): Path = fs.makeQualified(new Path(qualifiedRoot, PathCodec.decodePath(f.path)))
 
   /**
    * A file's key: its path exactly as Spark reports it in `_metadata.file_path` for the scan of
@@ -55,10 +55,15 @@ private[commands] final class TouchedFiles(
    */
   def fileKey(f: AddFile): String = qualifiedPath(f).toUri.toString
 
-  /** The deleted rows of each file with a DV (loaded on the driver). */
+  /** DVs loaded so far (file key, descriptor): the scan and the statement's bitmap merge read each once. */
+  private val loaded = scala.collection.mutable.Map[(String, DeletionVectorDescriptor), RoaringBitmapArray]()
+
+  /** The deleted rows of each file with a DV (loaded on the driver, once per file and DV). */
   def existingDeletionVectors(files: Seq[AddFile]): Map[String, RoaringBitmapArray] =
-    files.flatMap(f => f.deletionVector.map(dv => fileKey(f) ->
-      DeletionVectorLoader.load(dv, root.toString, f.path, txn.deltaLog.hadoopConf))).toMap
+    files.flatMap(f => f.deletionVector.map { dv =>
+      val key = fileKey(f)
+      key -> loaded.getOrElseUpdate((key, dv), DeletionVectorLoader.load(dv, root.toString, f.path, txn.deltaLog.hadoopConf))
+    }).toMap
 
   /** The rows of `files` (see the class doc); an empty DataFrame of that schema when there are none. */
   def read(files: Seq[AddFile]): DataFrame = {
